@@ -1,0 +1,735 @@
+#!/usr/bin/env bash
+# cluster.sh: a real single-node Kubernetes cluster on 127.0.0.1, built from the
+# Go modules in tools/kube and Debian packages, for the project's tests and demo.
+#
+#   tools/kube/cluster.sh up      build what is missing, start everything, wait
+#                                 for a Ready node; prints the kubeconfig path
+#   tools/kube/cluster.sh down    stop everything, unmount, delete the state dir
+#   tools/kube/cluster.sh env     prints `export KUBECONFIG=...` and the node name
+#   tools/kube/cluster.sh status  what runs, and the node's state
+#
+# Everything lives in one state directory, $CLUSTER_DIR (default $ROOT/.cluster):
+# certificates, kubeconfigs, etcd data, containerd and kubelet state, logs
+# (logs/<component>.log) and pidfiles (run/<component>.pid). Binaries go to
+# $ROOT/bin (gitignored). Nothing listens on anything but 127.0.0.1.
+#
+# Pods must use hostNetwork: true (there is no pod network, no kube-proxy and
+# no DNS) and imagePullPolicy: Never with one of the images built here:
+#   localhost/clusterstorage/pause:3.10   sandbox image
+#   localhost/clusterstorage/fio:3.33     Debian's fio + busybox (sh, cat, ...)
+#   localhost/clusterstorage/busybox:1    busybox-static
+# A pod that talks to the API sets KUBERNETES_SERVICE_HOST=127.0.0.1 and
+# KUBERNETES_SERVICE_PORT=6443 itself.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+BIN=${CLUSTER_BIN:-$ROOT/bin}
+STATE=${CLUSTER_DIR:-$ROOT/.cluster}
+NODE=${CLUSTER_NODE_NAME:-clusterstorage-node-1}
+KUBE_VERSION=v1.37.2
+
+# Ports, all on 127.0.0.1. etcd and the component ports are off their defaults
+# so that an envtest or another etcd on this machine does not collide.
+APISERVER_PORT=6443
+ETCD_PORT=23790
+ETCD_PEER_PORT=23800
+KCM_PORT=10257
+SCHEDULER_PORT=10259
+KUBELET_PORT=10250
+KUBELET_HEALTHZ_PORT=10248
+
+PKI=$STATE/pki
+LOGS=$STATE/logs
+RUN=$STATE/run
+KUBECONFIG_PATH=$STATE/kubeconfig
+CONTAINERD_SOCK=$STATE/containerd/containerd.sock
+
+# Debian packages the cluster and its images need (binary -> package).
+DEB_PACKAGES=(containerd runc containernetworking-plugins fio busybox-static openssl iproute2 curl util-linux mount)
+
+# Image references; cluster.sh builds and imports them, kubelet never pulls.
+PAUSE_IMAGE=localhost/clusterstorage/pause:3.10
+FIO_IMAGE=localhost/clusterstorage/fio:3.33
+BUSYBOX_IMAGE=localhost/clusterstorage/busybox:1
+LOCALPATH_IMAGE=localhost/clusterstorage/local-path-provisioner:v0.0.30
+declare -A IMAGES=([pause]=$PAUSE_IMAGE [busybox]=$BUSYBOX_IMAGE [fio]=$FIO_IMAGE [local-path-provisioner]=$LOCALPATH_IMAGE)
+
+# Components in start order; down stops them in reverse.
+COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet)
+
+log() { printf 'cluster: %s\n' "$*" >&2; }
+die() {
+	log "ERROR: $*"
+	exit 1
+}
+
+kubectl() { "$BIN/kube" kubectl --kubeconfig "$KUBECONFIG_PATH" "$@"; }
+ctr_k8s() { ctr --address "$CONTAINERD_SOCK" --namespace k8s.io "$@"; }
+
+# --- waiting ------------------------------------------------------------------
+
+# wait_for DESCRIPTION TIMEOUT_SECONDS [COMPONENT] -- COMMAND...
+# Polls COMMAND until it succeeds or the deadline passes. When COMPONENT is
+# given and its process dies, fails at once and shows the end of its log.
+wait_for() {
+	local what=$1 timeout=$2 component=$3
+	shift 4
+	local deadline=$((SECONDS + timeout))
+	until "$@" >/dev/null 2>&1; do
+		if [[ -n $component ]] && ! is_running "$component"; then
+			tail -n 30 "$LOGS/$component.log" >&2 || true
+			die "$component exited while waiting for $what (log: $LOGS/$component.log)"
+		fi
+		if ((SECONDS >= deadline)); then
+			[[ -n $component ]] && { tail -n 30 "$LOGS/$component.log" >&2 || true; }
+			die "timed out after ${timeout}s waiting for $what"
+		fi
+		sleep 0.2
+	done
+}
+
+# --- processes ----------------------------------------------------------------
+
+pid_of() { cat "$RUN/$1.pid" 2>/dev/null || true; }
+
+# is_running COMPONENT: its pidfile names a live process whose command line
+# mentions our state dir (so a recycled pid is never taken for ours).
+is_running() {
+	local pid
+	pid=$(pid_of "$1")
+	[[ -n $pid && -r /proc/$pid/cmdline ]] || return 1
+	local cmdline
+	cmdline=$(tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline") || return 1
+	[[ $cmdline == *"$STATE"* ]]
+}
+
+# start_daemon COMPONENT COMMAND...: runs COMMAND in its own session (so it
+# outlives the calling shell and its process group) with output to
+# logs/COMPONENT.log. The child writes its own pid before exec, so the
+# pidfile names the daemon itself.
+start_daemon() {
+	local name=$1
+	shift
+	if is_running "$name"; then
+		return 0
+	fi
+	log "starting $name"
+	# shellcheck disable=SC2016 # $$, $0 and $@ are for the inner bash
+	setsid bash -c 'echo $$ >"$0"; exec "$@"' "$RUN/$name.pid" "$@" \
+		>>"$LOGS/$name.log" 2>&1 </dev/null &
+	# The pidfile appears as soon as the child runs.
+	wait_for "$name pidfile" 10 "" -- test -s "$RUN/$name.pid"
+}
+
+# stop_daemon COMPONENT: SIGTERM, then SIGKILL after a deadline.
+stop_daemon() {
+	local name=$1 pid
+	if ! is_running "$name"; then
+		rm -f "$RUN/$name.pid"
+		return 0
+	fi
+	pid=$(pid_of "$name")
+	log "stopping $name (pid $pid)"
+	kill -TERM "$pid" 2>/dev/null || true
+	local deadline=$((SECONDS + 15))
+	while kill -0 "$pid" 2>/dev/null; do
+		if ((SECONDS >= deadline)); then
+			log "$name did not exit on SIGTERM, killing it"
+			kill -KILL "$pid" 2>/dev/null || true
+		fi
+		sleep 0.1
+	done
+	rm -f "$RUN/$name.pid"
+}
+
+# --- host preparation ---------------------------------------------------------
+
+ensure_packages() {
+	local missing=() p
+	for p in "${DEB_PACKAGES[@]}"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+	done
+	((${#missing[@]} == 0)) && return 0
+	log "installing Debian packages: ${missing[*]}"
+	# Other users of this machine may hold the dpkg lock: wait for it.
+	apt-get -o DPkg::Lock::Timeout=600 update -qq >&2
+	DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}" >&2
+}
+
+# The apiserver reaches the kubelet by node name
+# (--kubelet-preferred-address-types=Hostname) so logs and exec stay on
+# loopback: the name must resolve to 127.0.0.1.
+ensure_hosts_entry() {
+	if ! grep -Eq "^127\.0\.0\.1[[:space:]].*\b${NODE}\b" /etc/hosts; then
+		log "adding '127.0.0.1 $NODE' to /etc/hosts"
+		printf '127.0.0.1 %s\n' "$NODE" >>/etc/hosts
+	fi
+}
+
+# --- binaries -----------------------------------------------------------------
+
+# go_build NAME MODULE_DIR PACKAGE [go build flags...]: builds $BIN/NAME unless
+# a stamp of the module's sources, the Go version and the flags says it is
+# current. The stamp keeps a warm `up` from hashing thousands of packages;
+# when it differs, `go build` (with the Go build cache) decides what to redo.
+go_build() {
+	local name=$1 dir=$2 pkg=$3
+	shift 3
+	local stamp_file=$BIN/.$name.stamp stamp
+	stamp=$(
+		cd "$dir"
+		{
+			go version
+			echo "CGO_ENABLED=${CGO_ENABLED:-} $*"
+			find . -path ./etcd -prune -o -path ./localpath -prune -o -path ./testdata -prune -o \
+				\( -name '*.go' -o -name go.mod -o -name go.sum \) -type f -print | LC_ALL=C sort | xargs sha256sum
+		} | sha256sum | cut -d' ' -f1
+	)
+	if [[ -x $BIN/$name && -f $stamp_file && $(cat "$stamp_file") == "$stamp" ]]; then
+		return 0
+	fi
+	log "building $name (cold: minutes; warm Go cache: seconds)"
+	local start=$SECONDS
+	(cd "$dir" && go build -trimpath -buildvcs=false "$@" -o "$BIN/$name" "$pkg") >&2
+	echo "$stamp" >"$stamp_file"
+	log "built $name in $((SECONDS - start))s"
+}
+
+ensure_binaries() {
+	mkdir -p "$BIN"
+	local v=k8s.io/component-base/version
+	go_build kube "$HERE" ./cmd/kube \
+		-ldflags "-s -w -X $v.gitVersion=$KUBE_VERSION -X $v.gitMajor=1 -X $v.gitMinor=37 -X $v.gitTreeState=clean"
+	go_build etcd "$HERE/etcd" . -ldflags "-s -w"
+	CGO_ENABLED=0 go_build pause "$HERE" ./cmd/pause -ldflags "-s -w"
+	go_build mkimage "$HERE" ./cmd/mkimage
+	if [[ -f $HERE/localpath/go.mod ]]; then
+		CGO_ENABLED=0 go_build local-path-provisioner "$HERE/localpath" github.com/rancher/local-path-provisioner -ldflags "-s -w"
+	fi
+	local c
+	for c in kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl; do
+		ln -sfn kube "$BIN/$c"
+	done
+}
+
+# --- certificates and kubeconfigs ------------------------------------------------
+
+# new_cert NAME SUBJECT EXT: an ECDSA P-256 key and a certificate signed by
+# the cluster CA with the given X.509 extensions (one per line).
+new_cert() {
+	local name=$1 subj=$2 ext=$3
+	[[ -f $PKI/$name.crt ]] && return 0
+	openssl ecparam -name prime256v1 -genkey -noout -out "$PKI/$name.key" 2>/dev/null
+	openssl req -new -key "$PKI/$name.key" -subj "$subj" -out "$PKI/$name.csr" 2>/dev/null
+	printf '%s\n' "$ext" >"$PKI/$name.ext"
+	openssl x509 -req -in "$PKI/$name.csr" -CA "$PKI/ca.crt" -CAkey "$PKI/ca.key" -CAcreateserial \
+		-days 3650 -sha256 -extfile "$PKI/$name.ext" -out "$PKI/$name.crt" 2>/dev/null
+	rm -f "$PKI/$name.csr" "$PKI/$name.ext"
+}
+
+client_ext() { printf 'basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=clientAuth'; }
+server_ext() { printf 'basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\nsubjectAltName=%s' "$1"; }
+
+ensure_pki() {
+	mkdir -p "$PKI"
+	chmod 700 "$PKI"
+	if [[ ! -f $PKI/ca.crt ]]; then
+		log "generating certificates"
+		openssl ecparam -name prime256v1 -genkey -noout -out "$PKI/ca.key" 2>/dev/null
+		printf '[req]\ndistinguished_name=dn\n[dn]\n[ca]\nbasicConstraints=critical,CA:TRUE\nkeyUsage=critical,digitalSignature,keyCertSign,cRLSign\nsubjectKeyIdentifier=hash\n' >"$PKI/ca.cnf"
+		openssl req -x509 -new -key "$PKI/ca.key" -subj "/CN=clusterstorage-ca" -days 3650 -sha256 \
+			-config "$PKI/ca.cnf" -extensions ca -out "$PKI/ca.crt" 2>/dev/null
+		rm -f "$PKI/ca.cnf"
+	fi
+	new_cert apiserver "/CN=kube-apiserver" "$(server_ext "DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local,DNS:$NODE,IP:127.0.0.1,IP:10.0.0.1")"
+	new_cert apiserver-kubelet-client "/O=system:masters/CN=kube-apiserver-kubelet-client" "$(client_ext)"
+	new_cert admin "/O=system:masters/CN=clusterstorage-admin" "$(client_ext)"
+	new_cert controller-manager "/CN=system:kube-controller-manager" "$(client_ext)"
+	new_cert scheduler "/CN=system:kube-scheduler" "$(client_ext)"
+	new_cert kubelet-client "/O=system:nodes/CN=system:node:$NODE" "$(client_ext)"
+	new_cert kubelet-server "/CN=$NODE" "$(server_ext "DNS:$NODE,DNS:localhost,IP:127.0.0.1")"
+	if [[ ! -f $PKI/sa.key ]]; then
+		openssl ecparam -name prime256v1 -genkey -noout -out "$PKI/sa.key" 2>/dev/null
+		openssl ec -in "$PKI/sa.key" -pubout -out "$PKI/sa.pub" 2>/dev/null
+	fi
+}
+
+# write_kubeconfig FILE CERT_NAME: a kubeconfig with the CA and the client
+# certificate embedded, so it can be copied elsewhere and still work.
+write_kubeconfig() {
+	local file=$1 cert=$2
+	[[ -f $file ]] && return 0
+	cat >"$file.tmp" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: clusterstorage
+  cluster:
+    server: https://127.0.0.1:$APISERVER_PORT
+    certificate-authority-data: $(base64 -w0 "$PKI/ca.crt")
+users:
+- name: $cert
+  user:
+    client-certificate-data: $(base64 -w0 "$PKI/$cert.crt")
+    client-key-data: $(base64 -w0 "$PKI/$cert.key")
+contexts:
+- name: clusterstorage
+  context:
+    cluster: clusterstorage
+    user: $cert
+    namespace: default
+current-context: clusterstorage
+EOF
+	chmod 600 "$file.tmp"
+	mv "$file.tmp" "$file"
+}
+
+ensure_kubeconfigs() {
+	write_kubeconfig "$KUBECONFIG_PATH" admin
+	write_kubeconfig "$PKI/controller-manager.kubeconfig" controller-manager
+	write_kubeconfig "$PKI/scheduler.kubeconfig" scheduler
+	write_kubeconfig "$PKI/kubelet.kubeconfig" kubelet-client
+}
+
+# --- configuration files ----------------------------------------------------------
+
+write_containerd_config() {
+	mkdir -p "$STATE/containerd" "$STATE/cni/net.d"
+	# Only the loopback plugin: pods use the host network, but CRI reports
+	# the node's network Ready only once it has loaded a CNI config.
+	cat >"$STATE/cni/net.d/99-loopback.conf" <<'EOF'
+{"cniVersion": "0.3.1", "name": "lo", "type": "loopback"}
+EOF
+	cat >"$STATE/containerd/config.toml" <<EOF
+# Generated by tools/kube/cluster.sh.
+version = 2
+root = "$STATE/containerd/root"
+state = "$STATE/containerd/state"
+# opt would install into /opt/containerd, outside the state dir.
+disabled_plugins = ["io.containerd.internal.v1.opt"]
+
+[grpc]
+  address = "$CONTAINERD_SOCK"
+
+[ttrpc]
+  address = "$STATE/containerd/containerd.sock.ttrpc"
+
+[debug]
+  address = ""
+
+[metrics]
+  address = ""
+
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "$PAUSE_IMAGE"
+  stream_server_address = "127.0.0.1"
+  stream_server_port = "0"
+  # REQUIRED here: these machines lack CAP_SYS_RESOURCE, and without it
+  # every sandbox fails with "can't get final child's PID from pipe: EOF".
+  restrict_oom_score_adj = true
+  enable_selinux = false
+  # Pod network namespaces (non-hostNetwork pods) stay in the state dir too.
+  netns_mounts_under_state_dir = true
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    snapshotter = "overlayfs"
+    default_runtime_name = "runc"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+        SystemdCgroup = false
+        Root = "$STATE/runc"
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "/usr/lib/cni"
+    conf_dir = "$STATE/cni/net.d"
+  [plugins."io.containerd.grpc.v1.cri".registry]
+    config_path = ""
+EOF
+}
+
+write_kubelet_config() {
+	mkdir -p "$STATE/kubelet" "$STATE/kubelet-plugins" "$STATE/pod-logs"
+	cat >"$STATE/kubelet-config.yaml" <<EOF
+# Generated by tools/kube/cluster.sh.
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+address: 127.0.0.1
+port: $KUBELET_PORT
+readOnlyPort: 0
+healthzBindAddress: 127.0.0.1
+healthzPort: $KUBELET_HEALTHZ_PORT
+containerRuntimeEndpoint: unix://$CONTAINERD_SOCK
+tlsCertFile: $PKI/kubelet-server.crt
+tlsPrivateKeyFile: $PKI/kubelet-server.key
+authentication:
+  anonymous:
+    enabled: false
+  webhook:
+    enabled: true
+  x509:
+    clientCAFile: $PKI/ca.crt
+authorization:
+  mode: Webhook
+# The host has cgroup v1 (hybrid); the kubelet refuses it unless told.
+failCgroupV1: false
+cgroupDriver: cgroupfs
+failSwapOn: false
+# Images are imported, never pulled: never garbage-collect them.
+imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
+# A developer machine's disk and memory run fuller than a node's: evict only
+# when really out.
+evictionHard:
+  memory.available: "50Mi"
+  nodefs.available: "1%"
+  nodefs.inodesFree: "1%"
+  imagefs.available: "1%"
+  imagefs.inodesFree: "1%"
+podLogsDir: $STATE/pod-logs
+volumePluginDir: $STATE/kubelet-plugins
+resolvConf: /etc/resolv.conf
+clusterDomain: cluster.local
+maxPods: 110
+serializeImagePulls: false
+EOF
+}
+
+# --- images -------------------------------------------------------------------
+
+# busybox_tree DIR: busybox-static as /bin/busybox with a symlink per applet.
+busybox_tree() {
+	local dir=$1 applet
+	mkdir -p "$dir/bin" "$dir/tmp" "$dir/etc"
+	chmod 1777 "$dir/tmp"
+	cp /bin/busybox "$dir/bin/busybox"
+	for applet in $(/bin/busybox --list); do
+		[[ -e $dir/bin/$applet ]] || ln -s busybox "$dir/bin/$applet"
+	done
+	printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' >"$dir/etc/passwd"
+	printf 'root:x:0:\nnogroup:x:65534:\n' >"$dir/etc/group"
+}
+
+# copy_with_libs DIR BINARY: BINARY and every library ldd lists, at the same
+# paths, dereferenced.
+copy_with_libs() {
+	local dir=$1 binary=$2 lib
+	mkdir -p "$dir$(dirname "$binary")"
+	cp -L "$binary" "$dir$binary"
+	for lib in $(ldd "$binary" | grep -o '/[^ ]*'); do
+		mkdir -p "$dir$(dirname "$lib")"
+		cp -L "$lib" "$dir$lib"
+	done
+}
+
+# build_image NAME TAG INPUTS -- MKIMAGE_FLAGS: builds $BIN/images/NAME.tar
+# from a root file system made by populate_NAME unless it is newer than
+# every input file.
+build_image() {
+	local name=$1 tag=$2
+	shift 2
+	local inputs=() newer=0 f
+	while [[ $1 != -- ]]; do
+		inputs+=("$1")
+		shift
+	done
+	shift
+	local tar=$BIN/images/$name.tar
+	if [[ -f $tar ]]; then
+		for f in "${inputs[@]}" "$BIN/mkimage" "${BASH_SOURCE[0]}"; do
+			[[ $f -nt $tar ]] && newer=1
+		done
+		((newer == 0)) && return 0
+	fi
+	log "building image $tag"
+	local rootfs
+	rootfs=$(mktemp -d "$BIN/images/.rootfs-$name.XXXXXX")
+	"populate_$name" "$rootfs"
+	"$BIN/mkimage" -rootfs "$rootfs" -tag "$tag" -o "$tar" "$@"
+	rm -rf "$rootfs"
+}
+
+populate_pause() { cp "$BIN/pause" "$1/pause"; }
+populate_busybox() { busybox_tree "$1"; }
+populate_fio() {
+	busybox_tree "$1"
+	copy_with_libs "$1" /usr/bin/fio
+}
+populate_local-path-provisioner() {
+	busybox_tree "$1" # the provisioner's helper pods run `sh` scripts
+	mkdir -p "$1/usr/bin"
+	cp "$BIN/local-path-provisioner" "$1/usr/bin/local-path-provisioner"
+}
+
+ensure_images() {
+	mkdir -p "$BIN/images"
+	build_image pause "$PAUSE_IMAGE" "$BIN/pause" -- -entrypoint /pause
+	build_image busybox "$BUSYBOX_IMAGE" /bin/busybox -- -cmd sh
+	build_image fio "$FIO_IMAGE" /bin/busybox /usr/bin/fio -- -cmd fio,--version
+	if [[ -x $BIN/local-path-provisioner ]]; then
+		build_image local-path-provisioner "$LOCALPATH_IMAGE" "$BIN/local-path-provisioner" -- -entrypoint local-path-provisioner
+	fi
+}
+
+# import_images: imports each built image that containerd lacks, or that
+# was rebuilt since it was imported.
+import_images() {
+	local have name tar stamp
+	have=$(ctr_k8s images ls -q 2>/dev/null || true)
+	for name in "${!IMAGES[@]}"; do
+		tar=$BIN/images/$name.tar
+		stamp=$STATE/containerd/imported-$name
+		[[ -f $tar ]] || continue
+		if grep -qxF "${IMAGES[$name]}" <<<"$have" && [[ -f $stamp && ! $tar -nt $stamp ]]; then
+			continue
+		fi
+		log "importing ${IMAGES[$name]}"
+		ctr_k8s images import "$tar" >/dev/null
+		touch "$stamp"
+	done
+}
+
+# --- components ---------------------------------------------------------------
+
+start_etcd() {
+	mkdir -p "$STATE/etcd"
+	# --unsafe-no-fsync: a throwaway test cluster; fsync only slows tests.
+	start_daemon etcd "$BIN/etcd" \
+		--name=clusterstorage \
+		--data-dir="$STATE/etcd" \
+		--listen-client-urls="http://127.0.0.1:$ETCD_PORT" \
+		--advertise-client-urls="http://127.0.0.1:$ETCD_PORT" \
+		--listen-peer-urls="http://127.0.0.1:$ETCD_PEER_PORT" \
+		--initial-advertise-peer-urls="http://127.0.0.1:$ETCD_PEER_PORT" \
+		--initial-cluster="clusterstorage=http://127.0.0.1:$ETCD_PEER_PORT" \
+		--listen-metrics-urls= \
+		--unsafe-no-fsync \
+		--log-level=warn
+	wait_for "etcd health" 60 etcd -- curl -fsS "http://127.0.0.1:$ETCD_PORT/health"
+}
+
+start_apiserver() {
+	start_daemon kube-apiserver "$BIN/kube-apiserver" \
+		--advertise-address=127.0.0.1 \
+		--bind-address=127.0.0.1 \
+		--secure-port="$APISERVER_PORT" \
+		--etcd-servers="http://127.0.0.1:$ETCD_PORT" \
+		--endpoint-reconciler-type=none \
+		--service-cluster-ip-range=10.0.0.0/24 \
+		--client-ca-file="$PKI/ca.crt" \
+		--tls-cert-file="$PKI/apiserver.crt" \
+		--tls-private-key-file="$PKI/apiserver.key" \
+		--kubelet-client-certificate="$PKI/apiserver-kubelet-client.crt" \
+		--kubelet-client-key="$PKI/apiserver-kubelet-client.key" \
+		--kubelet-certificate-authority="$PKI/ca.crt" \
+		--kubelet-preferred-address-types=Hostname \
+		--service-account-issuer=https://kubernetes.default.svc.cluster.local \
+		--service-account-key-file="$PKI/sa.pub" \
+		--service-account-signing-key-file="$PKI/sa.key" \
+		--authorization-mode=Node,RBAC \
+		--allow-privileged=true \
+		--enable-admission-plugins=NodeRestriction \
+		--profiling=false
+	wait_for "kube-apiserver /readyz" 120 kube-apiserver -- kubectl get --raw=/readyz
+}
+
+start_controller_manager() {
+	start_daemon kube-controller-manager "$BIN/kube-controller-manager" \
+		--kubeconfig="$PKI/controller-manager.kubeconfig" \
+		--authentication-kubeconfig="$PKI/controller-manager.kubeconfig" \
+		--authorization-kubeconfig="$PKI/controller-manager.kubeconfig" \
+		--bind-address=127.0.0.1 \
+		--secure-port="$KCM_PORT" \
+		--cert-dir="$PKI/controller-manager-generated" \
+		--leader-elect=false \
+		--use-service-account-credentials=true \
+		--service-account-private-key-file="$PKI/sa.key" \
+		--root-ca-file="$PKI/ca.crt" \
+		--cluster-signing-cert-file="$PKI/ca.crt" \
+		--cluster-signing-key-file="$PKI/ca.key" \
+		--pvclaimbinder-sync-period=5s \
+		--profiling=false
+	wait_for "kube-controller-manager /healthz" 60 kube-controller-manager -- \
+		curl -fsSk "https://127.0.0.1:$KCM_PORT/healthz"
+}
+
+start_scheduler() {
+	start_daemon kube-scheduler "$BIN/kube-scheduler" \
+		--kubeconfig="$PKI/scheduler.kubeconfig" \
+		--authentication-kubeconfig="$PKI/scheduler.kubeconfig" \
+		--authorization-kubeconfig="$PKI/scheduler.kubeconfig" \
+		--bind-address=127.0.0.1 \
+		--secure-port="$SCHEDULER_PORT" \
+		--cert-dir="$PKI/scheduler-generated" \
+		--leader-elect=false \
+		--profiling=false
+	wait_for "kube-scheduler /healthz" 60 kube-scheduler -- \
+		curl -fsSk "https://127.0.0.1:$SCHEDULER_PORT/healthz"
+}
+
+start_containerd() {
+	write_containerd_config
+	start_daemon containerd containerd --config "$STATE/containerd/config.toml"
+	wait_for "containerd" 60 containerd -- ctr --address "$CONTAINERD_SOCK" version
+}
+
+start_kubelet() {
+	write_kubelet_config
+	start_daemon kubelet "$BIN/kubelet" \
+		--config="$STATE/kubelet-config.yaml" \
+		--kubeconfig="$PKI/kubelet.kubeconfig" \
+		--root-dir="$STATE/kubelet" \
+		--cert-dir="$PKI/kubelet-generated" \
+		--hostname-override="$NODE" \
+		--node-ip=127.0.0.1 \
+		--v=1
+	wait_for "kubelet /healthz" 60 kubelet -- curl -fsS "http://127.0.0.1:$KUBELET_HEALTHZ_PORT/healthz"
+}
+
+node_ready() {
+	[[ $(kubectl get node "$NODE" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}') == True ]]
+}
+
+all_running() {
+	local c
+	for c in "${COMPONENTS[@]}"; do
+		is_running "$c" || return 1
+	done
+}
+
+# --- subcommands ----------------------------------------------------------------
+
+cmd_up() {
+	local start=$SECONDS
+	if [[ -f $KUBECONFIG_PATH && -x $BIN/kube ]] && all_running && node_ready 2>/dev/null; then
+		log "already running; node $NODE is Ready"
+		echo "$KUBECONFIG_PATH"
+		return 0
+	fi
+	ensure_packages
+	ensure_hosts_entry
+	ensure_binaries
+	ensure_images
+	mkdir -p "$STATE" "$LOGS" "$RUN"
+	ensure_pki
+	ensure_kubeconfigs
+	start_etcd
+	start_apiserver
+	start_controller_manager
+	start_scheduler
+	start_containerd
+	import_images
+	start_kubelet
+	wait_for "node $NODE Ready" 120 kubelet -- node_ready
+	wait_for "ServiceAccount default/default" 60 kube-controller-manager -- kubectl -n default get serviceaccount default
+	log "cluster up in $((SECONDS - start))s: node $NODE Ready, API https://127.0.0.1:$APISERVER_PORT"
+	echo "$KUBECONFIG_PATH"
+}
+
+# remove_containers: kills and deletes every container containerd runs for
+# the kubelet; the shims exit with their last task.
+remove_containers() {
+	is_running containerd || return 0
+	local ids id
+	ids=$(ctr_k8s containers ls -q 2>/dev/null || true)
+	[[ -z $ids ]] && return 0
+	log "removing $(wc -w <<<"$ids") containers"
+	for id in $ids; do
+		ctr_k8s tasks kill --signal SIGKILL "$id" >/dev/null 2>&1 || true
+	done
+	for id in $ids; do
+		ctr_k8s tasks delete --force "$id" >/dev/null 2>&1 || true
+		ctr_k8s containers delete "$id" >/dev/null 2>&1 || true
+	done
+}
+
+# kill_leftover_shims: a shim that outlived containerd (it is designed to)
+# is ours when its command line names our containerd socket.
+kill_leftover_shims() {
+	local p cmdline
+	for p in /proc/[0-9]*; do
+		cmdline=$(tr '\0' ' ' 2>/dev/null <"$p/cmdline") || continue
+		if [[ $cmdline == *containerd-shim*" -address $CONTAINERD_SOCK "* ]]; then
+			log "killing leftover shim ${p#/proc/}"
+			kill -KILL "${p#/proc/}" 2>/dev/null || true
+		fi
+	done
+}
+
+# unmount_below_state: every mount point below the state dir (kubelet's
+# token tmpfs mounts, overlay rootfs mounts, sandbox shm), deepest first.
+unmount_below_state() {
+	local mp
+	while read -r mp; do
+		umount "$mp" 2>/dev/null || umount -l "$mp" || true
+	done < <(awk -v s="$STATE/" 'index($2, s) == 1 { print $2 }' /proc/self/mounts | awk '{ print length, $0 }' | sort -rn | cut -d' ' -f2-)
+}
+
+# remove_pod_cgroups: the kubelet's cgroups (cgroupfs driver) under each
+# hierarchy, deepest first; they are empty once the containers are gone.
+remove_pod_cgroups() {
+	local d
+	for d in /sys/fs/cgroup/*/kubepods /sys/fs/cgroup/kubepods; do
+		if [[ -d $d ]]; then
+			find "$d" -depth -type d -exec rmdir {} + 2>/dev/null || true
+		fi
+	done
+}
+
+cmd_down() {
+	if [[ ! -d $STATE ]]; then
+		log "nothing to do: $STATE does not exist"
+		return 0
+	fi
+	stop_daemon kubelet
+	remove_containers
+	stop_daemon containerd
+	kill_leftover_shims
+	local i
+	for ((i = ${#COMPONENTS[@]} - 1; i >= 0; i--)); do
+		stop_daemon "${COMPONENTS[i]}"
+	done
+	unmount_below_state
+	remove_pod_cgroups
+	if awk -v s="$STATE/" 'index($2, s) == 1 { found = 1 } END { exit !found }' /proc/self/mounts; then
+		die "mounts are left below $STATE; not deleting it"
+	fi
+	log "deleting $STATE"
+	rm -rf "$STATE"
+}
+
+cmd_env() {
+	echo "export KUBECONFIG=$KUBECONFIG_PATH"
+	echo "export CLUSTERSTORAGE_NODE=$NODE"
+}
+
+cmd_status() {
+	local c rc=0
+	for c in "${COMPONENTS[@]}"; do
+		if is_running "$c"; then
+			printf '%-24s running (pid %s)\n' "$c" "$(pid_of "$c")"
+		else
+			printf '%-24s stopped\n' "$c"
+			rc=1
+		fi
+	done
+	if [[ -f $KUBECONFIG_PATH && -x $BIN/kube ]] && is_running kube-apiserver; then
+		kubectl get nodes -o wide || rc=1
+	fi
+	echo "kubeconfig: $KUBECONFIG_PATH"
+	return $rc
+}
+
+main() {
+	case ${1:-} in
+	up) cmd_up ;;
+	down) cmd_down ;;
+	env) cmd_env ;;
+	status) cmd_status ;;
+	*)
+		echo "usage: $0 up|down|env|status" >&2
+		exit 2
+		;;
+	esac
+}
+
+main "$@"
