@@ -1,0 +1,77 @@
+package fio
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// fioBinary returns the path of the real fio, skipping the test when it is not
+// installed.
+func fioBinary(t *testing.T) string {
+	t.Helper()
+	bin, err := exec.LookPath("fio")
+	if err != nil {
+		t.Skip("fio is not installed (apt-get install -y fio): skipping the test that runs the real fio")
+	}
+	return bin
+}
+
+// fioRun runs the real fio and returns its stdout followed by its stderr, as
+// the benchmark's runners hand them to Parse, and its exit code.
+func fioRun(t *testing.T, args []string) (out []byte, exitCode int) {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), fioBinary(t), args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var exitErr *exec.ExitError
+	switch {
+	case errors.As(err, &exitErr):
+		exitCode = exitErr.ExitCode()
+	case err != nil:
+		t.Fatalf("running fio: %v", err)
+	}
+	return append(stdout.Bytes(), stderr.Bytes()...), exitCode
+}
+
+// small shrinks a spec so that a real run takes about a second.
+func small(s Spec, runtime time.Duration) Spec {
+	size := "8M"
+	return s.Apply(Override{Size: &size, Runtime: &runtime})
+}
+
+func mustProfile(t *testing.T, name string) Spec {
+	t.Helper()
+	s, err := Profile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// dirEntries returns the names in dir, sorted.
+func dirEntries(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+func basenames(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		out = append(out, filepath.Base(p))
+	}
+	return out
+}
