@@ -1,3 +1,29 @@
+// Command terraform-provider-clusterstorage serves the clusterstorage Terraform provider.
 package main
 
-func main() {}
+import (
+	"context"
+	"flag"
+	"log"
+
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/provider"
+)
+
+// version is set by the release build (-ldflags "-X main.version=...").
+var version = "dev"
+
+func main() {
+	var debug bool
+	flag.BoolVar(&debug, "debug", false, "run the provider with support for debuggers like delve")
+	flag.Parse()
+
+	err := providerserver.Serve(context.Background(), provider.New(version), providerserver.ServeOpts{
+		Address: "registry.terraform.io/clusterstorage/clusterstorage",
+		Debug:   debug,
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+}

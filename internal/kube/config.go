@@ -1,0 +1,172 @@
+// Package kube builds the one Kubernetes client the provider shares between its resources and
+// data sources, from the provider's kubernetes block, on first use. It also holds small helpers
+// the resources share: not-found checks, polling with a deadline, events for an object.
+package kube
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// Config is the provider's kubernetes block as plain Go values, after environment variables
+// have been applied. It mirrors the settings of the hashicorp/kubernetes and hashicorp/helm
+// providers so that users can carry their configuration over unchanged.
+type Config struct {
+	ConfigPath            string
+	ConfigPaths           []string
+	ConfigContext         string
+	ConfigContextCluster  string
+	ConfigContextAuthInfo string
+
+	Host                 string
+	Username             string
+	Password             string
+	Token                string
+	ClusterCACertificate string
+	ClientCertificate    string
+	ClientKey            string
+	Insecure             bool
+	TLSServerName        string
+	ProxyURL             string
+
+	Exec *ExecConfig
+
+	// QPS and Burst bound the client's request rate. Zero means the package defaults.
+	QPS   float32
+	Burst int
+}
+
+// ExecConfig runs an external command to obtain credentials, as in a kubeconfig's exec block.
+type ExecConfig struct {
+	APIVersion string
+	Command    string
+	Args       []string
+	Env        map[string]string
+}
+
+const (
+	defaultQPS   = 50
+	defaultBurst = 100
+	userAgent    = "terraform-provider-clusterstorage"
+)
+
+// ErrNoConfiguration is returned when the kubernetes block names no cluster at all.
+var ErrNoConfiguration = errors.New("no Kubernetes configuration: set kubernetes.config_path " +
+	"(or KUBE_CONFIG_PATH), kubernetes.config_paths (or KUBE_CONFIG_PATHS), or kubernetes.host " +
+	"(or KUBE_HOST) with credentials in the provider block")
+
+// RESTConfig turns the configuration into a client-go rest.Config.
+//
+// With config_path or config_paths the kubeconfig files are loaded and every explicit setting
+// (context, host, credentials...) overrides what they say, as in the hashicorp providers.
+// Without them, host and credentials must be given directly.
+func (c Config) RESTConfig() (*rest.Config, error) {
+	paths := c.kubeconfigPaths()
+	if len(paths) == 0 && c.Host == "" {
+		return nil, ErrNoConfiguration
+	}
+
+	overrides := &clientcmd.ConfigOverrides{
+		CurrentContext: c.ConfigContext,
+		Context: clientcmdapi.Context{
+			Cluster:  c.ConfigContextCluster,
+			AuthInfo: c.ConfigContextAuthInfo,
+		},
+		ClusterInfo: clientcmdapi.Cluster{
+			Server:                c.Host,
+			InsecureSkipTLSVerify: c.Insecure,
+			TLSServerName:         c.TLSServerName,
+			ProxyURL:              c.ProxyURL,
+		},
+		AuthInfo: clientcmdapi.AuthInfo{
+			Username: c.Username,
+			Password: c.Password,
+			Token:    c.Token,
+		},
+	}
+	if c.ClusterCACertificate != "" {
+		overrides.ClusterInfo.CertificateAuthorityData = []byte(c.ClusterCACertificate)
+	}
+	if c.ClientCertificate != "" {
+		overrides.AuthInfo.ClientCertificateData = []byte(c.ClientCertificate)
+	}
+	if c.ClientKey != "" {
+		overrides.AuthInfo.ClientKeyData = []byte(c.ClientKey)
+	}
+	if c.Exec != nil {
+		overrides.AuthInfo.Exec = c.Exec.clientcmd()
+	}
+
+	var loader clientcmd.ClientConfig
+	if len(paths) > 0 {
+		rules := &clientcmd.ClientConfigLoadingRules{Precedence: paths, WarnIfAllMissing: false}
+		if err := checkFilesExist(paths); err != nil {
+			return nil, err
+		}
+		loader = clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides)
+	} else {
+		loader = clientcmd.NewDefaultClientConfig(*clientcmdapi.NewConfig(), overrides)
+	}
+
+	cfg, err := loader.ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("building the Kubernetes client configuration: %w", err)
+	}
+	cfg.QPS, cfg.Burst = defaultQPS, defaultBurst
+	if c.QPS > 0 {
+		cfg.QPS = c.QPS
+	}
+	if c.Burst > 0 {
+		cfg.Burst = c.Burst
+	}
+	cfg.UserAgent = userAgent
+	return cfg, nil
+}
+
+func (c Config) kubeconfigPaths() []string {
+	var paths []string
+	if c.ConfigPath != "" {
+		paths = append(paths, c.ConfigPath)
+	}
+	for _, p := range c.ConfigPaths {
+		if p != "" {
+			paths = append(paths, p)
+		}
+	}
+	for i, p := range paths {
+		paths[i] = expandHome(p)
+	}
+	return paths
+}
+
+func (e *ExecConfig) clientcmd() *clientcmdapi.ExecConfig {
+	exec := &clientcmdapi.ExecConfig{
+		APIVersion:      e.APIVersion,
+		Command:         e.Command,
+		Args:            e.Args,
+		InteractiveMode: clientcmdapi.NeverExecInteractiveMode,
+	}
+	for name, value := range e.Env {
+		exec.Env = append(exec.Env, clientcmdapi.ExecEnvVar{Name: name, Value: value})
+	}
+	return exec
+}
+
+func checkFilesExist(paths []string) error {
+	var missing []string
+	for _, p := range paths {
+		if !fileExists(p) {
+			missing = append(missing, p)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("kubeconfig file not found: %s (from kubernetes.config_path / config_paths "+
+			"or KUBE_CONFIG_PATH / KUBE_CONFIG_PATHS)", strings.Join(missing, ", "))
+	}
+	return nil
+}

@@ -1,0 +1,69 @@
+// Package provider holds the clusterstorage provider: its configuration schema, Configure (which
+// builds the clients every resource shares) and the list of resources and data sources.
+package provider
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/provider"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/providerdata"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/storageclass"
+)
+
+var _ provider.Provider = &Provider{}
+
+// New returns a constructor for the provider at the given version, as providerserver expects.
+func New(version string) func() provider.Provider {
+	return func() provider.Provider {
+		return &Provider{version: version}
+	}
+}
+
+// Provider is the clusterstorage provider.
+type Provider struct {
+	version string
+}
+
+// Metadata sets the provider's type name, the prefix of every resource type.
+func (p *Provider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
+	resp.TypeName = "clusterstorage"
+	resp.Version = p.version
+}
+
+// Schema describes the provider block.
+func (p *Provider) Schema(_ context.Context, _ provider.SchemaRequest, resp *provider.SchemaResponse) {
+	resp.Schema = providerSchema()
+}
+
+// Configure reads the provider block and hands the shared clients to resources and data sources.
+// The Kubernetes client itself is built on first use, so that a cluster created in the same apply
+// does not fail the plan.
+func (p *Provider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
+	var config providerModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	clients := config.kubeClients(ctx, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	data := &providerdata.Data{Kube: clients}
+	resp.ResourceData = data
+	resp.DataSourceData = data
+}
+
+// Resources lists the provider's resource types.
+func (p *Provider) Resources(_ context.Context) []func() resource.Resource {
+	return []func() resource.Resource{
+		storageclass.NewResource,
+	}
+}
+
+// DataSources lists the provider's data sources.
+func (p *Provider) DataSources(_ context.Context) []func() datasource.DataSource {
+	return nil
+}

@@ -1,0 +1,32 @@
+// Package providerdata is what the provider's Configure hands to every resource and data source:
+// the shared Kubernetes clients and, for types that reach nodes, the SSH node access.
+package providerdata
+
+import (
+	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
+)
+
+// Data is shared by all resources and data sources of one provider instance.
+type Data struct {
+	Kube *kube.Clients
+}
+
+// From type-asserts the ProviderData a resource or data source receives in Configure. It returns
+// nil without diagnostics when the provider is not configured yet (Terraform calls Configure on
+// resources before the provider's own Configure during validation).
+func From(providerData any, diags *diag.Diagnostics) *Data {
+	if providerData == nil {
+		return nil
+	}
+	data, ok := providerData.(*Data)
+	if !ok {
+		diags.AddError("Unexpected provider data",
+			fmt.Sprintf("Expected *providerdata.Data, got %T. This is a bug in the provider; please report it.", providerData))
+		return nil
+	}
+	return data
+}
