@@ -1,0 +1,78 @@
+// Package helm wraps the Helm SDK for the provider: where a chart comes from
+// (an HTTP(S) repository, an oci:// reference, a local directory or archive),
+// install, upgrade, uninstall, status, and the repair of a release left pending
+// by an interrupted apply. It has no Terraform types, so it can be tested and
+// reused on its own.
+package helm
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"helm.sh/helm/v3/pkg/action"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// ErrNotFound is returned when a release does not exist.
+var ErrNotFound = errors.New("helm release not found")
+
+// Logf receives progress messages (Helm's own debug log included: actions
+// started, resources waited for and why they are not ready yet). It must be
+// safe for concurrent use.
+type Logf func(format string, args ...any)
+
+// Options configures a Client.
+type Options struct {
+	// CacheDir holds downloaded repository indexes and chart archives. It
+	// defaults to a directory under os.TempDir(); nothing is read from or
+	// written to ~/.helm, ~/.cache/helm or ~/.config/helm.
+	CacheDir string
+	// Log receives progress messages; nil discards them.
+	Log Logf
+}
+
+// Client runs Helm actions against one cluster.
+type Client struct {
+	config   *rest.Config
+	cacheDir string
+	log      Logf
+}
+
+// New returns a Client for the cluster that config points at.
+func New(config *rest.Config, opts Options) (*Client, error) {
+	if config == nil {
+		return nil, errors.New("helm: nil rest config")
+	}
+	dir := opts.CacheDir
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "clusterstorage-helm-cache")
+	}
+	log := opts.Log
+	if log == nil {
+		log = func(string, ...any) {}
+	}
+	return &Client{config: rest.CopyConfig(config), cacheDir: dir, log: log}, nil
+}
+
+// CacheDir returns the directory where charts and indexes are cached.
+func (c *Client) CacheDir() string { return c.cacheDir }
+
+// actionConfig returns a Helm action configuration whose releases are stored
+// as Secrets in namespace (Helm's default driver), so releases made here are
+// the same ones the helm CLI sees.
+func (c *Client) actionConfig(namespace string) (*action.Configuration, error) {
+	cfg := new(action.Configuration)
+	getter := NewRESTClientGetter(c.config, namespace)
+	if err := cfg.Init(getter, namespace, "secret", action.DebugLog(c.log)); err != nil {
+		return nil, fmt.Errorf("initialising Helm for namespace %q: %w", namespace, err)
+	}
+	return cfg, nil
+}
+
+// Clientset returns a typed Kubernetes client for the same cluster.
+func (c *Client) Clientset() (kubernetes.Interface, error) {
+	return kubernetes.NewForConfig(c.config)
+}
