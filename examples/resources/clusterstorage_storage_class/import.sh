@@ -1,0 +1,1 @@
+terraform import clusterstorage_storage_class.local local-nvme

@@ -1,0 +1,231 @@
+package storageclass
+
+import (
+	"context"
+	"maps"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+const (
+	defaultClassAnnotation     = "storageclass.kubernetes.io/is-default-class"
+	betaDefaultClassAnnotation = "storageclass.beta.kubernetes.io/is-default-class"
+	lastAppliedAnnotation      = "kubectl.kubernetes.io/last-applied-configuration"
+)
+
+type model struct {
+	ID                   types.String        `tfsdk:"id"`
+	Name                 types.String        `tfsdk:"name"`
+	Provisioner          types.String        `tfsdk:"provisioner"`
+	Parameters           types.Map           `tfsdk:"parameters"`
+	ReclaimPolicy        types.String        `tfsdk:"reclaim_policy"`
+	VolumeBindingMode    types.String        `tfsdk:"volume_binding_mode"`
+	AllowVolumeExpansion types.Bool          `tfsdk:"allow_volume_expansion"`
+	MountOptions         types.List          `tfsdk:"mount_options"`
+	AllowedTopologies    []topologyTermModel `tfsdk:"allowed_topologies"`
+	Labels               types.Map           `tfsdk:"labels"`
+	Annotations          types.Map           `tfsdk:"annotations"`
+	Default              types.Bool          `tfsdk:"default"`
+}
+
+type topologyTermModel struct {
+	MatchLabelExpressions []labelExpressionModel `tfsdk:"match_label_expressions"`
+}
+
+type labelExpressionModel struct {
+	Key    types.String `tfsdk:"key"`
+	Values types.List   `tfsdk:"values"`
+}
+
+// spec is the validated, plain-Go form of the planned class.
+type spec struct {
+	Name                 string
+	Provisioner          string
+	Parameters           map[string]string
+	ReclaimPolicy        corev1.PersistentVolumeReclaimPolicy
+	VolumeBindingMode    storagev1.VolumeBindingMode
+	AllowVolumeExpansion bool
+	MountOptions         []string
+	AllowedTopologies    []corev1.TopologySelectorTerm
+	Labels               map[string]string
+	Annotations          map[string]string
+	Default              bool
+}
+
+func (m model) spec(ctx context.Context) (spec, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	s := spec{
+		Name:                 m.Name.ValueString(),
+		Provisioner:          m.Provisioner.ValueString(),
+		ReclaimPolicy:        corev1.PersistentVolumeReclaimPolicy(m.ReclaimPolicy.ValueString()),
+		VolumeBindingMode:    storagev1.VolumeBindingMode(m.VolumeBindingMode.ValueString()),
+		AllowVolumeExpansion: m.AllowVolumeExpansion.ValueBool(),
+		Default:              m.Default.ValueBool(),
+		Parameters:           stringMap(ctx, m.Parameters, &diags),
+		Labels:               stringMap(ctx, m.Labels, &diags),
+		Annotations:          stringMap(ctx, m.Annotations, &diags),
+		MountOptions:         stringList(ctx, m.MountOptions, &diags),
+	}
+	for _, term := range m.AllowedTopologies {
+		var t corev1.TopologySelectorTerm
+		for _, e := range term.MatchLabelExpressions {
+			t.MatchLabelExpressions = append(t.MatchLabelExpressions, corev1.TopologySelectorLabelRequirement{
+				Key:    e.Key.ValueString(),
+				Values: stringList(ctx, e.Values, &diags),
+			})
+		}
+		s.AllowedTopologies = append(s.AllowedTopologies, t)
+	}
+	return s, diags
+}
+
+// object renders the spec as a new StorageClass.
+func (s spec) object() *storagev1.StorageClass {
+	sc := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: s.Name}}
+	s.applyTo(sc, nil, nil)
+	return sc
+}
+
+// applyTo writes the spec onto a (possibly live) class. Labels and annotations the previous state
+// managed but the spec no longer has are removed; keys nobody here managed are kept.
+func (s spec) applyTo(sc *storagev1.StorageClass, prevLabels, prevAnnotations map[string]string) {
+	sc.Provisioner = s.Provisioner
+	sc.Parameters = s.Parameters
+	sc.ReclaimPolicy = &s.ReclaimPolicy
+	sc.VolumeBindingMode = &s.VolumeBindingMode
+	sc.AllowVolumeExpansion = &s.AllowVolumeExpansion
+	sc.MountOptions = s.MountOptions
+	sc.AllowedTopologies = s.AllowedTopologies
+	sc.Labels = mergeManaged(sc.Labels, prevLabels, s.Labels)
+	sc.Annotations = mergeManaged(sc.Annotations, prevAnnotations, s.Annotations)
+	if s.Default {
+		if sc.Annotations == nil {
+			sc.Annotations = map[string]string{}
+		}
+		sc.Annotations[defaultClassAnnotation] = "true"
+		delete(sc.Annotations, betaDefaultClassAnnotation)
+	} else if isMarkedDefault(sc) {
+		delete(sc.Annotations, defaultClassAnnotation)
+		delete(sc.Annotations, betaDefaultClassAnnotation)
+	}
+}
+
+func mergeManaged(live, previous, desired map[string]string) map[string]string {
+	out := maps.Clone(live)
+	if out == nil {
+		out = map[string]string{}
+	}
+	for k := range previous {
+		delete(out, k)
+	}
+	maps.Copy(out, desired)
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// isMarkedDefault reports whether a class carries the default-class annotation (GA or beta).
+func isMarkedDefault(sc *storagev1.StorageClass) bool {
+	return sc.Annotations[defaultClassAnnotation] == "true" || sc.Annotations[betaDefaultClassAnnotation] == "true"
+}
+
+// observed writes what the cluster says into the model. Labels and annotations are filtered to
+// the keys the model already manages unless all is set (import), so keys added by other tools
+// cause no diff. isDefault is decided by the caller, which knows about the other classes.
+func (m *model) observed(sc *storagev1.StorageClass, isDefault, all bool) {
+	m.ID = types.StringValue(sc.Name)
+	m.Name = types.StringValue(sc.Name)
+	m.Provisioner = types.StringValue(sc.Provisioner)
+	m.Parameters = mapValue(sc.Parameters, nil, true, m.Parameters.IsNull())
+	m.ReclaimPolicy = types.StringValue(string(corev1.PersistentVolumeReclaimDelete))
+	if sc.ReclaimPolicy != nil {
+		m.ReclaimPolicy = types.StringValue(string(*sc.ReclaimPolicy))
+	}
+	m.VolumeBindingMode = types.StringValue(string(storagev1.VolumeBindingImmediate))
+	if sc.VolumeBindingMode != nil {
+		m.VolumeBindingMode = types.StringValue(string(*sc.VolumeBindingMode))
+	}
+	m.AllowVolumeExpansion = types.BoolValue(sc.AllowVolumeExpansion != nil && *sc.AllowVolumeExpansion)
+	m.MountOptions = listValue(sc.MountOptions, m.MountOptions.IsNull())
+	m.AllowedTopologies = nil
+	for _, term := range sc.AllowedTopologies {
+		var t topologyTermModel
+		for _, e := range term.MatchLabelExpressions {
+			t.MatchLabelExpressions = append(t.MatchLabelExpressions, labelExpressionModel{
+				Key:    types.StringValue(e.Key),
+				Values: listValue(e.Values, false),
+			})
+		}
+		m.AllowedTopologies = append(m.AllowedTopologies, t)
+	}
+	m.Labels = mapValue(sc.Labels, managedKeys(m.Labels), all, m.Labels.IsNull())
+	annotations := maps.Clone(sc.Annotations)
+	for _, k := range []string{defaultClassAnnotation, betaDefaultClassAnnotation, lastAppliedAnnotation} {
+		delete(annotations, k)
+	}
+	m.Annotations = mapValue(annotations, managedKeys(m.Annotations), all, m.Annotations.IsNull())
+	m.Default = types.BoolValue(isDefault)
+}
+
+func managedKeys(m types.Map) map[string]bool {
+	keys := map[string]bool{}
+	for k := range m.Elements() {
+		keys[k] = true
+	}
+	return keys
+}
+
+// mapValue converts a live map to a Terraform map. With all unset only the managed keys are kept.
+// An empty result stays null when the prior value was null, so `labels` left out of the
+// configuration does not flip between null and {}.
+func mapValue(live map[string]string, managed map[string]bool, all, wasNull bool) types.Map {
+	out := map[string]string{}
+	for k, v := range live {
+		if all || managed[k] {
+			out[k] = v
+		}
+	}
+	if len(out) == 0 && wasNull {
+		return types.MapNull(types.StringType)
+	}
+	elements := make(map[string]attr.Value, len(out))
+	for k, v := range out {
+		elements[k] = types.StringValue(v)
+	}
+	return types.MapValueMust(types.StringType, elements)
+}
+
+func listValue(live []string, wasNull bool) types.List {
+	if len(live) == 0 && wasNull {
+		return types.ListNull(types.StringType)
+	}
+	elements := make([]attr.Value, 0, len(live))
+	for _, v := range live {
+		elements = append(elements, types.StringValue(v))
+	}
+	return types.ListValueMust(types.StringType, elements)
+}
+
+func stringMap(ctx context.Context, v types.Map, diags *diag.Diagnostics) map[string]string {
+	if v.IsNull() || v.IsUnknown() {
+		return nil
+	}
+	out := map[string]string{}
+	diags.Append(v.ElementsAs(ctx, &out, false)...)
+	return out
+}
+
+func stringList(ctx context.Context, v types.List, diags *diag.Diagnostics) []string {
+	if v.IsNull() || v.IsUnknown() {
+		return nil
+	}
+	var out []string
+	diags.Append(v.ElementsAs(ctx, &out, false)...)
+	return out
+}

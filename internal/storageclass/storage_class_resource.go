@@ -1,0 +1,227 @@
+// Package storageclass implements the clusterstorage_storage_class resource.
+package storageclass
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
+
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/providerdata"
+)
+
+var (
+	_ resource.ResourceWithConfigure   = &Resource{}
+	_ resource.ResourceWithImportState = &Resource{}
+)
+
+// privateImported marks a Read that follows an import: it adopts every label and annotation.
+const privateImported = "imported"
+
+// NewResource returns the clusterstorage_storage_class resource.
+func NewResource() resource.Resource {
+	return &Resource{}
+}
+
+// Resource manages one StorageClass.
+type Resource struct {
+	kube *kube.Clients
+}
+
+// Metadata sets the type name.
+func (r *Resource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_storage_class"
+}
+
+// Configure receives the provider's shared clients.
+func (r *Resource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	if data := providerdata.From(req.ProviderData, &resp.Diagnostics); data != nil {
+		r.kube = data.Kube
+	}
+}
+
+// Create creates the class and, when it is the default, takes the default mark from the others.
+func (r *Resource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var plan model
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	s, diags := plan.spec(ctx)
+	resp.Diagnostics.Append(diags...)
+	client := r.client(&resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+
+	tflog.Debug(ctx, "creating StorageClass", map[string]any{"name": s.Name, "provisioner": s.Provisioner, "default": s.Default})
+	created, err := client.StorageV1().StorageClasses().Create(ctx, s.object(), metav1.CreateOptions{})
+	if err != nil {
+		resp.Diagnostics.AddError("Creating StorageClass "+s.Name+" failed", err.Error())
+		return
+	}
+	plan.observed(created, s.Default, false)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	if s.Default {
+		resp.Diagnostics.Append(clearOtherDefaults(ctx, client, s.Name)...)
+	}
+}
+
+// Read refreshes the state from the cluster; a deleted class is removed from state.
+func (r *Resource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state model
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	client := r.client(&resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	imported, diags := req.Private.GetKey(ctx, privateImported)
+	resp.Diagnostics.Append(diags...)
+
+	sc, err := client.StorageV1().StorageClasses().Get(ctx, state.ID.ValueString(), metav1.GetOptions{})
+	if kube.IsNotFound(err) {
+		tflog.Info(ctx, "StorageClass is gone; removing it from state", map[string]any{"name": state.ID.ValueString()})
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	if err != nil {
+		resp.Diagnostics.AddError("Reading StorageClass "+state.ID.ValueString()+" failed", err.Error())
+		return
+	}
+	isDefault, err := soleDefault(ctx, client, sc)
+	if err != nil {
+		resp.Diagnostics.AddError("Listing StorageClasses failed", err.Error())
+		return
+	}
+	state.observed(sc, isDefault, imported != nil)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+	if imported != nil {
+		resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateImported, nil)...)
+	}
+}
+
+// Update changes the fields Kubernetes allows to change; the schema replaces the class for the rest.
+func (r *Resource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan, state model
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	s, diags := plan.spec(ctx)
+	resp.Diagnostics.Append(diags...)
+	prev, diags := state.spec(ctx)
+	resp.Diagnostics.Append(diags...)
+	client := r.client(&resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+
+	var updated *storagev1.StorageClass
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		live, err := client.StorageV1().StorageClasses().Get(ctx, s.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		s.applyTo(live, prev.Labels, prev.Annotations)
+		tflog.Debug(ctx, "updating StorageClass", map[string]any{"name": s.Name, "default": s.Default})
+		updated, err = client.StorageV1().StorageClasses().Update(ctx, live, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		resp.Diagnostics.AddError("Updating StorageClass "+s.Name+" failed", err.Error())
+		return
+	}
+	plan.observed(updated, s.Default, false)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	if s.Default {
+		resp.Diagnostics.Append(clearOtherDefaults(ctx, client, s.Name)...)
+	}
+}
+
+// Delete deletes the class. Volumes provisioned from it are not affected.
+func (r *Resource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state model
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	client := r.client(&resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	name := state.ID.ValueString()
+	tflog.Debug(ctx, "deleting StorageClass", map[string]any{"name": name})
+	err := client.StorageV1().StorageClasses().Delete(ctx, name, metav1.DeleteOptions{})
+	if err != nil && !kube.IsNotFound(err) {
+		resp.Diagnostics.AddError("Deleting StorageClass "+name+" failed", err.Error())
+	}
+}
+
+// ImportState imports a class by name, adopting all its labels and annotations.
+func (r *Resource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	resource.ImportStatePassthroughID(ctx, path.Root("id"), req, resp)
+	resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateImported, []byte(`true`))...)
+}
+
+func (r *Resource) client(diags *diag.Diagnostics) kubernetes.Interface {
+	if r.kube == nil {
+		diags.AddError("Provider not configured", "The clusterstorage provider was not configured before this resource was used.")
+		return nil
+	}
+	client, err := r.kube.Typed()
+	if err != nil {
+		diags.AddError("Cannot reach the Kubernetes cluster", err.Error())
+		return nil
+	}
+	return client
+}
+
+// soleDefault reports whether sc is the cluster's one default class: marked default, with no
+// other class marked too. A second default made outside Terraform thus shows as a diff.
+func soleDefault(ctx context.Context, client kubernetes.Interface, sc *storagev1.StorageClass) (bool, error) {
+	if !isMarkedDefault(sc) {
+		return false, nil
+	}
+	list, err := client.StorageV1().StorageClasses().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return false, err
+	}
+	for i := range list.Items {
+		if other := &list.Items[i]; other.Name != sc.Name && isMarkedDefault(other) {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// clearOtherDefaults removes the default-class annotations from every class but keep.
+func clearOtherDefaults(ctx context.Context, client kubernetes.Interface, keep string) diag.Diagnostics {
+	var diags diag.Diagnostics
+	list, err := client.StorageV1().StorageClasses().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		diags.AddError("Listing StorageClasses failed", err.Error())
+		return diags
+	}
+	patch := []byte(fmt.Sprintf(`{"metadata":{"annotations":{%q:null,%q:null}}}`, defaultClassAnnotation, betaDefaultClassAnnotation))
+	for i := range list.Items {
+		other := &list.Items[i]
+		if other.Name == keep || !isMarkedDefault(other) {
+			continue
+		}
+		tflog.Info(ctx, "removing the default mark from another StorageClass", map[string]any{"name": other.Name, "new_default": keep})
+		_, err := client.StorageV1().StorageClasses().Patch(ctx, other.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+		if err != nil && !kube.IsNotFound(err) {
+			diags.AddError("Removing the default mark from StorageClass "+other.Name+" failed",
+				fmt.Sprintf("%s is now the default class, but %s still claims to be: %v. Remove its %s annotation by hand or apply again.",
+					keep, other.Name, err, defaultClassAnnotation))
+		}
+	}
+	return diags
+}

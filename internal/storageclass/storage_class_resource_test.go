@@ -1,0 +1,369 @@
+package storageclass_test
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/acctest"
+)
+
+const defaultAnnotation = "storageclass.kubernetes.io/is-default-class"
+
+func TestAccStorageClass_lifecycle(t *testing.T) {
+	name := acctest.RandomName("acc-sc")
+	client := acctest.Kube(t)
+	addr := "clusterstorage_storage_class.test"
+
+	resource.ParallelTest(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		CheckDestroy:             checkDestroyed(client, name),
+		Steps: []resource.TestStep{
+			{
+				Config: acctest.ProviderConfig() + fmt.Sprintf(`
+resource "clusterstorage_storage_class" "test" {
+  name        = %q
+  provisioner = "kubernetes.io/no-provisioner"
+}`, name),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("id"), knownvalue.StringExact(name)),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("reclaim_policy"), knownvalue.StringExact("Delete")),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("volume_binding_mode"), knownvalue.StringExact("Immediate")),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("allow_volume_expansion"), knownvalue.Bool(false)),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("default"), knownvalue.Bool(false)),
+				},
+				Check: checkClass(client, name, func(sc *storagev1.StorageClass) error {
+					if sc.Provisioner != "kubernetes.io/no-provisioner" || *sc.ReclaimPolicy != "Delete" || *sc.VolumeBindingMode != "Immediate" {
+						return fmt.Errorf("unexpected class: provisioner %s, reclaim %s, binding %s", sc.Provisioner, *sc.ReclaimPolicy, *sc.VolumeBindingMode)
+					}
+					return nil
+				}),
+			},
+			{
+				// Fields Kubernetes can change are updated in place.
+				Config: acctest.ProviderConfig() + fmt.Sprintf(`
+resource "clusterstorage_storage_class" "test" {
+  name                   = %q
+  provisioner            = "kubernetes.io/no-provisioner"
+  allow_volume_expansion = true
+  mount_options          = ["noatime", "nodiratime"]
+  labels                 = { "app.kubernetes.io/managed-by" = "terraform" }
+  annotations            = { "example.com/tier" = "fast" }
+  allowed_topologies = [{
+    match_label_expressions = [{ key = "kubernetes.io/hostname", values = ["node-a", "node-b"] }]
+  }]
+}`, name),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("mount_options"), knownvalue.ListExact([]knownvalue.Check{
+						knownvalue.StringExact("noatime"), knownvalue.StringExact("nodiratime"),
+					})),
+				},
+				Check: checkClass(client, name, func(sc *storagev1.StorageClass) error {
+					switch {
+					case sc.AllowVolumeExpansion == nil || !*sc.AllowVolumeExpansion:
+						return fmt.Errorf("allowVolumeExpansion not set")
+					case len(sc.MountOptions) != 2 || sc.MountOptions[0] != "noatime":
+						return fmt.Errorf("mountOptions = %v", sc.MountOptions)
+					case sc.Labels["app.kubernetes.io/managed-by"] != "terraform" || sc.Annotations["example.com/tier"] != "fast":
+						return fmt.Errorf("labels %v annotations %v", sc.Labels, sc.Annotations)
+					case len(sc.AllowedTopologies) != 1 || len(sc.AllowedTopologies[0].MatchLabelExpressions[0].Values) != 2:
+						return fmt.Errorf("allowedTopologies = %v", sc.AllowedTopologies)
+					}
+					return nil
+				}),
+			},
+			{
+				ResourceName:      addr,
+				ImportState:       true,
+				ImportStateId:     name,
+				ImportStateVerify: true,
+			},
+			{
+				// Fields Kubernetes forbids changing replace the class.
+				Config: acctest.ProviderConfig() + fmt.Sprintf(`
+resource "clusterstorage_storage_class" "test" {
+  name                = %q
+  provisioner         = "example.com/fast"
+  parameters          = { type = "nvme" }
+  reclaim_policy      = "Retain"
+  volume_binding_mode = "WaitForFirstConsumer"
+}`, name),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionReplace),
+				}},
+				Check: checkClass(client, name, func(sc *storagev1.StorageClass) error {
+					if sc.Provisioner != "example.com/fast" || sc.Parameters["type"] != "nvme" || *sc.ReclaimPolicy != "Retain" ||
+						*sc.VolumeBindingMode != "WaitForFirstConsumer" || len(sc.MountOptions) != 0 || sc.Labels != nil {
+						return fmt.Errorf("replacement not as planned: %+v", sc)
+					}
+					return nil
+				}),
+			},
+		},
+	})
+}
+
+func TestAccStorageClass_disappears(t *testing.T) {
+	name := acctest.RandomName("acc-sc")
+	client := acctest.Kube(t)
+	config := acctest.ProviderConfig() + fmt.Sprintf(`
+resource "clusterstorage_storage_class" "test" {
+  name        = %q
+  provisioner = "kubernetes.io/no-provisioner"
+}`, name)
+
+	resource.ParallelTest(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		CheckDestroy:             checkDestroyed(client, name),
+		Steps: []resource.TestStep{
+			{
+				Config: config,
+				Check: func(*terraform.State) error {
+					return client.StorageV1().StorageClasses().Delete(context.Background(), name, metav1.DeleteOptions{})
+				},
+				ExpectNonEmptyPlan: true,
+			},
+			{
+				Config: config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("clusterstorage_storage_class.test", plancheck.ResourceActionCreate),
+				}},
+				Check: checkClass(client, name, func(*storagev1.StorageClass) error { return nil }),
+			},
+		},
+	})
+}
+
+// TestAccStorageClass_unmanagedMetadata: labels and annotations other tools add cause no diff,
+// while a change to a managed one does.
+func TestAccStorageClass_unmanagedMetadata(t *testing.T) {
+	name := acctest.RandomName("acc-sc")
+	client := acctest.Kube(t)
+	config := acctest.ProviderConfig() + fmt.Sprintf(`
+resource "clusterstorage_storage_class" "test" {
+  name        = %q
+  provisioner = "kubernetes.io/no-provisioner"
+  labels      = { team = "storage" }
+}`, name)
+
+	resource.ParallelTest(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		CheckDestroy:             checkDestroyed(client, name),
+		Steps: []resource.TestStep{
+			{
+				Config: config,
+				Check: func(*terraform.State) error {
+					return mergePatch(client, name, `{"metadata":{"labels":{"other-tool":"x"},"annotations":{"other-tool/note":"y"}}}`)
+				},
+			},
+			{
+				Config: config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectEmptyPlan(),
+				}},
+			},
+			{
+				PreConfig: func() {
+					if err := mergePatch(client, name, `{"metadata":{"labels":{"team":"changed"}}}`); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("clusterstorage_storage_class.test", plancheck.ResourceActionUpdate),
+				}},
+				Check: checkClass(client, name, func(sc *storagev1.StorageClass) error {
+					if sc.Labels["team"] != "storage" || sc.Labels["other-tool"] != "x" || sc.Annotations["other-tool/note"] != "y" {
+						return fmt.Errorf("labels %v annotations %v", sc.Labels, sc.Annotations)
+					}
+					return nil
+				}),
+			},
+		},
+	})
+}
+
+// TestAccStorageClass_defaultSwitching runs serially: it changes which class is the cluster's default.
+func TestAccStorageClass_defaultSwitching(t *testing.T) {
+	a, b, outside := acctest.RandomName("acc-sc-a"), acctest.RandomName("acc-sc-b"), acctest.RandomName("acc-sc-outside")
+	client := acctest.Kube(t)
+	ctx := context.Background()
+	t.Cleanup(func() {
+		err := client.StorageV1().StorageClasses().Delete(ctx, outside, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("deleting %s: %v", outside, err)
+		}
+	})
+	config := func(aDefault, bDefault bool) string {
+		return acctest.ProviderConfig() + fmt.Sprintf(`
+resource "clusterstorage_storage_class" "a" {
+  name        = %q
+  provisioner = "kubernetes.io/no-provisioner"
+  default     = %t
+}
+resource "clusterstorage_storage_class" "b" {
+  name        = %q
+  provisioner = "kubernetes.io/no-provisioner"
+  default     = %t
+  depends_on  = [clusterstorage_storage_class.a]
+}`, a, aDefault, b, bDefault)
+	}
+
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		CheckDestroy:             resource.ComposeTestCheckFunc(checkDestroyed(client, a), checkDestroyed(client, b)),
+		Steps: []resource.TestStep{
+			{
+				// A default class made outside Terraform loses its mark when a becomes the default.
+				PreConfig: func() {
+					sc := &storagev1.StorageClass{
+						ObjectMeta:  metav1.ObjectMeta{Name: outside, Annotations: map[string]string{defaultAnnotation: "true"}},
+						Provisioner: "rancher.io/local-path",
+					}
+					if _, err := client.StorageV1().StorageClasses().Create(ctx, sc, metav1.CreateOptions{}); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: config(true, false),
+				Check:  checkDefaults(client, a),
+			},
+			{
+				Config: config(false, true),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("clusterstorage_storage_class.a", plancheck.ResourceActionUpdate),
+					plancheck.ExpectResourceAction("clusterstorage_storage_class.b", plancheck.ResourceActionUpdate),
+				}},
+				Check: checkDefaults(client, b),
+			},
+			{
+				// Someone marks another class default by hand: the next plan puts b back.
+				PreConfig: func() {
+					if err := mergePatch(client, outside, fmt.Sprintf(`{"metadata":{"annotations":{%q:"true"}}}`, defaultAnnotation)); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: config(false, true),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("clusterstorage_storage_class.b", plancheck.ResourceActionUpdate),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue("clusterstorage_storage_class.b", tfjsonpath.New("default"), knownvalue.Bool(true)),
+				},
+				Check: checkDefaults(client, b),
+			},
+		},
+	})
+}
+
+func TestAccStorageClass_badInput(t *testing.T) {
+	cases := map[string]struct {
+		body string
+		want string
+	}{
+		"name not DNS-1123": {`name = "Fast_SSD"
+  provisioner = "x.io/y"`, `must be a DNS-1123 subdomain`},
+		"reclaim policy": {`name = "ok"
+  provisioner = "x.io/y"
+  reclaim_policy = "Recycle"`, `value must be one of`},
+		"binding mode": {`name = "ok"
+  provisioner = "x.io/y"
+  volume_binding_mode = "Lazy"`, `value must be one of`},
+		"empty parameter key": {`name = "ok"
+  provisioner = "x.io/y"
+  parameters = { "" = "v" }`, `length must be at least 1`},
+		"provisioner": {`name = "ok"
+  provisioner = "not a provisioner"`, `must be a qualified name`},
+		"default annotation": {`name = "ok"
+  provisioner = "x.io/y"
+  annotations = { "storageclass.kubernetes.io/is-default-class" = "true" }`, `value must be none of`},
+		"label key": {`name = "ok"
+  provisioner = "x.io/y"
+  labels = { "bad key" = "v" }`, `must be a valid label key`},
+		"topology without values": {`name = "ok"
+  provisioner = "x.io/y"
+  allowed_topologies = [{ match_label_expressions = [{ key = "zone", values = [] }] }]`, `must contain at least 1 elements`},
+		"topology without expressions": {`name = "ok"
+  provisioner = "x.io/y"
+  allowed_topologies = [{ match_label_expressions = [] }]`, `must contain at least 1 elements`},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			resource.ParallelTest(t, resource.TestCase{
+				ProtoV6ProviderFactories: acctest.ProviderFactories,
+				Steps: []resource.TestStep{{
+					Config:      acctest.ProviderConfig() + "resource \"clusterstorage_storage_class\" \"bad\" {\n  " + tc.body + "\n}\n",
+					PlanOnly:    true,
+					ExpectError: regexp.MustCompile(tc.want),
+				}},
+			})
+		})
+	}
+}
+
+func checkClass(client kubernetes.Interface, name string, check func(*storagev1.StorageClass) error) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		sc, err := client.StorageV1().StorageClasses().Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return fmt.Errorf("reading StorageClass %s: %w", name, err)
+		}
+		return check(sc)
+	}
+}
+
+// checkDefaults verifies against the API that want is the only class marked default.
+func checkDefaults(client kubernetes.Interface, want string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		list, err := client.StorageV1().StorageClasses().List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		var defaults []string
+		for _, sc := range list.Items {
+			if sc.Annotations[defaultAnnotation] == "true" {
+				defaults = append(defaults, sc.Name)
+			}
+		}
+		if len(defaults) != 1 || defaults[0] != want {
+			return fmt.Errorf("default classes = %v, want only %s", defaults, want)
+		}
+		return nil
+	}
+}
+
+func checkDestroyed(client kubernetes.Interface, name string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		_, err := client.StorageV1().StorageClasses().Get(context.Background(), name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		return fmt.Errorf("StorageClass %s still exists after destroy", name)
+	}
+}
+
+func mergePatch(client kubernetes.Interface, name, patch string) error {
+	_, err := client.StorageV1().StorageClasses().Patch(context.Background(), name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	return err
+}

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the tests, the local cluster and the demo use, when missing.
+set -euo pipefail
+
+packages=(containerd runc containernetworking-plugins fio busybox-static openssl openssh-server rsync iproute2 sqlite3 attr acl)
+missing=()
+for p in "${packages[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+	echo "==> apt-get install ${missing[*]}" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq >/dev/null
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# The one test command (`make test`). On a fresh machine it installs what the tests need, builds
+# the pinned terraform and tofu, starts the local cluster unless CLUSTERSTORAGE_ACC_KUBECONFIG
+# points at another one, runs the unit tests and the acceptance tests under both CLIs, and stops
+# what it started, also when a test fails.
+#
+# Environment:
+#   CLUSTERSTORAGE_ACC_KUBECONFIG  run the acceptance tests against this cluster instead
+#   TEST_CLIS                      which CLIs run the acceptance suite (default: "terraform tofu")
+#   TESTARGS                       extra arguments for go test (e.g. -run TestAccStorageClass)
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+export PATH="$ROOT/bin:$PATH"
+
+TEST_CLIS="${TEST_CLIS:-terraform tofu}"
+TESTARGS="${TESTARGS:-}"
+ACC_DIR="$ROOT/.acc"
+mkdir -p "$ACC_DIR"
+
+log() { printf '==> %s\n' "$*" >&2; }
+
+# A CLI configuration of our own: the machine's TF_CLI_CONFIG_FILE may point at a file that does
+# not exist (which breaks tofu) or at one with settings that would change what is tested.
+: >"$ACC_DIR/cli.tfrc"
+export TF_CLI_CONFIG_FILE="$ACC_DIR/cli.tfrc"
+export CHECKPOINT_DISABLE=1
+export TF_ACC_PROVIDER_NAMESPACE=hashicorp
+
+log "installing the Debian packages the tests use"
+scripts/deps.sh
+
+for cli in $TEST_CLIS; do
+	log "building $cli"
+	make --no-print-directory "bin/$cli"
+done
+
+started_cluster=""
+cleanup() {
+	status=$?
+	if [[ -n "$started_cluster" ]]; then
+		log "stopping the local cluster"
+		tools/kube/cluster.sh down || status=1
+	fi
+	exit "$status"
+}
+trap cleanup EXIT INT TERM
+
+if [[ -z "${CLUSTERSTORAGE_ACC_KUBECONFIG:-}" ]]; then
+	if ! tools/kube/cluster.sh status >/dev/null 2>&1; then
+		started_cluster=1
+	fi
+	log "starting the local cluster"
+	tools/kube/cluster.sh up >/dev/null
+else
+	log "using the cluster in $CLUSTERSTORAGE_ACC_KUBECONFIG"
+fi
+
+log "unit tests"
+# shellcheck disable=SC2086
+go test -trimpath -count=1 $TESTARGS ./...
+
+for cli in $TEST_CLIS; do
+	log "acceptance tests under $cli ($("bin/$cli" version | head -1))"
+	# shellcheck disable=SC2086
+	TF_ACC=1 TF_ACC_TERRAFORM_PATH="$ROOT/bin/$cli" \
+		go test -trimpath -count=1 -timeout 60m -run '^TestAcc' $TESTARGS ./internal/...
+done
