@@ -205,7 +205,7 @@ ensure_binaries() {
 	CGO_ENABLED=0 go_build pause "$HERE" ./cmd/pause -ldflags "-s -w"
 	go_build mkimage "$HERE" ./cmd/mkimage
 	if [[ -f $HERE/localpath/go.mod ]]; then
-		CGO_ENABLED=0 go_build local-path-provisioner "$HERE/localpath" github.com/rancher/local-path-provisioner -ldflags "-s -w"
+		CGO_ENABLED=0 go_build local-path-provisioner "$HERE/localpath" github.com/rancher/local-path-provisioner -ldflags "-s -w -X main.VERSION=v0.0.30"
 	fi
 	local c
 	for c in kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl; do
@@ -699,6 +699,7 @@ cmd_down() {
 
 cmd_env() {
 	echo "export KUBECONFIG=$KUBECONFIG_PATH"
+	echo "export CLUSTER_DIR=$STATE"
 	echo "export CLUSTERSTORAGE_NODE=$NODE"
 }
 
