@@ -16,9 +16,18 @@
 // "<dir>/clusterstorage-fio.<hash>.<job name>.<clone>", clone counting from 0 in
 // every job. [Files] lists those paths. Each clone gets its own file (fio's own
 // behaviour for numjobs), so parallel sequential streams do not read the same
-// blocks. The workload also sets unlink=1, so fio removes each file when its job
-// ends; callers should still remove [Files] afterwards, because a run that was
-// killed or failed leaves them behind. All names begin with [FilePrefix].
+// blocks. fio lays out every job's files before the first job starts, so a run
+// needs [SpaceBytes] of free space. The workload also sets unlink=1, so fio
+// removes each file when its job ends; callers should still remove [Files]
+// afterwards, because a run that was killed or failed leaves them behind. All
+// names begin with [FilePrefix], so stale files of any spec can be found.
+//
+// # Results
+//
+// [Parse] reads fio's JSON (fio's stdout, optionally followed by its stderr, so
+// that fio's own error messages reach the user). Per-job figures are in
+// Result.Jobs; Result.Read, Write and Sync aggregate them as [Result] documents.
+// [Summary] writes one line for logs and a computed attribute.
 //
 // # Rendering rules
 //

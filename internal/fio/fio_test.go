@@ -40,9 +40,8 @@ func fioRun(t *testing.T, args []string) (out []byte, exitCode int) {
 }
 
 // small shrinks a spec so that a real run takes about a second.
-func small(s Spec, runtime time.Duration) Spec {
-	size := "8M"
-	return s.Apply(Override{Size: &size, Runtime: &runtime})
+func small(s Spec) Spec {
+	return s.Apply(Override{Size: strp("8M"), Runtime: durp(time.Second)})
 }
 
 func mustProfile(t *testing.T, name string) Spec {

@@ -168,11 +168,15 @@ const maxMessage = 4096
 // Result.Messages. It returns an *Error when fio printed no JSON, or when a
 // job reports a non-zero error, carrying fio's own message.
 func Parse(out []byte) (Result, error) {
-	doc, start, end, ok := findJSON(out)
+	doc, start, end, decodeErr := findJSON(out)
 	messages := lines(out[:start])
 	messages = append(messages, lines(out[end:])...)
-	if !ok {
-		return Result{}, &Error{Message: clip(strings.Join(lines(out), "\n"))}
+	if start == len(out) {
+		text := lines(out)
+		if decodeErr != nil {
+			text = append([]string{"cannot read fio's JSON: " + decodeErr.Error()}, text...)
+		}
+		return Result{}, &Error{Message: clip(strings.Join(text, "\n"))}
 	}
 	if len(doc.Jobs) == 0 {
 		return Result{}, &Error{Message: clip(strings.Join(append([]string{"fio reported no jobs"}, messages...), "\n"))}
@@ -194,8 +198,9 @@ func Parse(out []byte) (Result, error) {
 }
 
 // findJSON decodes the first JSON object that starts a line of out, and
-// returns where it starts and ends.
-func findJSON(out []byte) (doc jsonOutput, start, end int, ok bool) {
+// returns where it starts and ends; start is len(out) when there is none, and
+// then err is the first decoding error, if a line started with '{'.
+func findJSON(out []byte) (doc jsonOutput, start, end int, err error) {
 	const maxTries = 16
 	tries := 0
 	for pos := 0; pos < len(out) && tries < maxTries; {
@@ -211,13 +216,17 @@ func findJSON(out []byte) (doc jsonOutput, start, end int, ok bool) {
 			from := lineEnd - len(trimmed)
 			dec := json.NewDecoder(bytes.NewReader(out[from:]))
 			var d jsonOutput
-			if err := dec.Decode(&d); err == nil {
-				return d, pos, from + int(dec.InputOffset()), true
+			decodeErr := dec.Decode(&d)
+			if decodeErr == nil {
+				return d, pos, from + int(dec.InputOffset()), nil
+			}
+			if err == nil {
+				err = decodeErr
 			}
 		}
 		pos = lineEnd
 	}
-	return jsonOutput{}, len(out), len(out), false
+	return jsonOutput{}, len(out), len(out), err
 }
 
 // lines returns the non-empty lines of b, trimmed.

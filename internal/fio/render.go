@@ -201,3 +201,15 @@ func Files(s Spec, dir string) []string {
 	}
 	return files
 }
+
+// SpaceBytes returns the disk space the files of s need: size times num_jobs,
+// added up over jobs, since fio lays out every job's files before the first
+// job starts (and, with unlink=1, removes each job's files when that job
+// ends). Sizes that do not parse count as 0.
+func SpaceBytes(s Spec) int64 {
+	var total int64
+	for _, j := range s.Jobs {
+		total = satAdd(total, j.fileBytes())
+	}
+	return total
+}

@@ -188,6 +188,17 @@ func TestFiles(t *testing.T) {
 	}
 }
 
+func TestSpaceBytes(t *testing.T) {
+	s := mustProfile(t, "random_read").Apply(Override{NumJobs: intp(2)})
+	s.Jobs = append(s.Jobs, mustProfile(t, "fsync").Apply(Override{Size: strp("1G")}).Jobs...)
+	if got, want := SpaceBytes(s), int64(2*200<<20+1<<30); got != want {
+		t.Errorf("SpaceBytes = %d, want %d", got, want)
+	}
+	if got := SpaceBytes(Spec{}); got != 0 {
+		t.Errorf("SpaceBytes(empty) = %d", got)
+	}
+}
+
 // withoutUnlink returns args that keep fio's files, so a test can see them:
 // the later --unlink=0 overrides the global --unlink=1.
 func withoutUnlink(args []string) []string {
@@ -202,7 +213,7 @@ func TestArgsRunInFio(t *testing.T) {
 	fioBinary(t)
 	for _, name := range ProfileNames() {
 		t.Run(name, func(t *testing.T) {
-			s := small(mustProfile(t, name), time.Second)
+			s := small(mustProfile(t, name))
 			if name == "sequential_read" {
 				s = s.Apply(Override{NumJobs: intp(2)})
 			}
@@ -233,7 +244,7 @@ func TestArgsRunInFio(t *testing.T) {
 // TestUnlink checks that a rendered run leaves no file behind when it ends.
 func TestUnlink(t *testing.T) {
 	fioBinary(t)
-	s := small(mustProfile(t, "random_write"), time.Second)
+	s := small(mustProfile(t, "random_write"))
 	dir := t.TempDir()
 	args, err := Args(s, dir)
 	if err != nil {
@@ -250,8 +261,8 @@ func TestUnlink(t *testing.T) {
 // TestJobFileRunsInFio runs a two-job job file through the real fio.
 func TestJobFileRunsInFio(t *testing.T) {
 	fioBinary(t)
-	s := small(mustProfile(t, "latency"), time.Second)
-	s.Jobs = append(s.Jobs, small(mustProfile(t, "fsync"), time.Second).Jobs...)
+	s := small(mustProfile(t, "latency"))
+	s.Jobs = append(s.Jobs, small(mustProfile(t, "fsync")).Jobs...)
 	dir := t.TempDir()
 	text, err := JobFile(s, dir)
 	if err != nil {

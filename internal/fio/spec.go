@@ -112,12 +112,12 @@ func (j Job) Apply(o Override) Job {
 
 // Limits enforced by Validate and the Valid* helpers.
 const (
-	MinBlockSize = 512         // bytes; block sizes are whole multiples of it
-	MaxBlockSize = 64 << 20    // 64 MiB
-	MinSize      = 1 << 20     // 1 MiB per file
-	MaxSize      = 16 << 40    // 16 TiB per file
-	MinRuntime   = time.Second //
-	MaxRuntime   = time.Hour   //
+	MinBlockSize = 512      // bytes; block sizes are whole multiples of it
+	MaxBlockSize = 64 << 20 // 64 MiB
+	MinSize      = 1 << 20  // 1 MiB per file
+	MaxSize      = 16 << 40 // 16 TiB per file
+	MinRuntime   = time.Second
+	MaxRuntime   = time.Hour
 	MaxRampTime  = 10 * time.Minute
 	MinIODepth   = 1
 	MaxIODepth   = 1024
@@ -258,7 +258,7 @@ func ValidRuntime(d time.Duration) error {
 		return errors.New("must be a whole number of seconds")
 	}
 	if d < MinRuntime || d > MaxRuntime {
-		return fmt.Errorf("must be between %s and %s", MinRuntime, MaxRuntime)
+		return fmt.Errorf("must be between %s and %s", durationText(MinRuntime), durationText(MaxRuntime))
 	}
 	return nil
 }
@@ -269,9 +269,20 @@ func ValidRampTime(d time.Duration) error {
 		return errors.New("must be a whole number of seconds")
 	}
 	if d < 0 || d > MaxRampTime {
-		return fmt.Errorf("must be between 0s and %s", MaxRampTime)
+		return fmt.Errorf("must be between 0s and %s", durationText(MaxRampTime))
 	}
 	return nil
+}
+
+// durationText writes a limit the way a user would: 1h, 10m, 90s.
+func durationText(d time.Duration) string {
+	switch {
+	case d != 0 && d%time.Hour == 0:
+		return fmt.Sprintf("%dh", d/time.Hour)
+	case d != 0 && d%time.Minute == 0:
+		return fmt.Sprintf("%dm", d/time.Minute)
+	}
+	return fmt.Sprintf("%gs", d.Seconds())
 }
 
 // ValidSize checks a file size in fio's syntax (see the package docs), from
