@@ -290,3 +290,41 @@ func TestJobFileRunsInFio(t *testing.T) {
 		t.Errorf("fio left %q behind", left)
 	}
 }
+
+// TestEnginesRunInFio runs one job per accepted ioengine, one after another,
+// in a single fio run: every engine Validate accepts works in fio, and a
+// several-job rendering creates exactly the files Files predicts.
+func TestEnginesRunInFio(t *testing.T) {
+	fioBinary(t)
+	var s Spec
+	for _, engine := range IOEngines {
+		j := small(mustProfile(t, "latency")).Apply(Override{IOEngine: strp(engine), IODepth: intp(4)}).Jobs[0]
+		j.Name = "engine-" + engine
+		s.Jobs = append(s.Jobs, j)
+	}
+	dir := t.TempDir()
+	args, err := Args(s, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, code := fioRun(t, withoutUnlink(args))
+	if code != 0 {
+		t.Fatalf("fio exited %d:\n%s", code, out)
+	}
+	r, err := Parse(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Jobs) != len(IOEngines) {
+		t.Fatalf("%d jobs reported, want %d", len(r.Jobs), len(IOEngines))
+	}
+	for i, j := range r.Jobs {
+		if j.Name != s.Jobs[i].Name || j.GroupID != i || j.Read.IOs == 0 || j.Write.IOs == 0 {
+			t.Errorf("job %d: %+v", i, j)
+		}
+	}
+	if got, want := dirEntries(t, dir), basenames(Files(s, dir)); !slices.Equal(got, slices.Sorted(slices.Values(want))) {
+		t.Errorf("fio created %q, Files predicted %q", got, want)
+	}
+	t.Log(Summary(r))
+}
