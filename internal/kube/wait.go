@@ -95,3 +95,19 @@ func NodeNames(ctx context.Context, client kubernetes.Interface) ([]string, erro
 	sort.Strings(names)
 	return names, nil
 }
+
+// GetNode fetches a Node. A name the cluster does not have is an error that lists the nodes it has.
+func GetNode(ctx context.Context, client kubernetes.Interface, name string) (*corev1.Node, error) {
+	n, err := client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+	if IsNotFound(err) {
+		names, listErr := NodeNames(ctx, client)
+		if listErr != nil {
+			return nil, fmt.Errorf("node %q not found (listing nodes failed too: %v)", name, listErr)
+		}
+		return nil, fmt.Errorf("node %q not found in the cluster; its nodes are: %s", name, strings.Join(names, ", "))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading node %q: %w", name, err)
+	}
+	return n, nil
+}

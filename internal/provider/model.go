@@ -15,7 +15,9 @@ import (
 )
 
 type providerModel struct {
-	Kubernetes *kubernetesModel `tfsdk:"kubernetes"`
+	Kubernetes *kubernetesModel     `tfsdk:"kubernetes"`
+	SSH        *sshModel            `tfsdk:"ssh"`
+	Nodes      map[string]nodeModel `tfsdk:"nodes"`
 }
 
 type kubernetesModel struct {

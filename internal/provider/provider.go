@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/localpv"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/providerdata"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/storageclass"
 )
@@ -51,7 +52,11 @@ func (p *Provider) Configure(ctx context.Context, req provider.ConfigureRequest,
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	data := &providerdata.Data{Kube: clients}
+	nodes := config.nodeAccess(&resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	data := &providerdata.Data{Kube: clients, Nodes: nodes}
 	resp.ResourceData = data
 	resp.DataSourceData = data
 }
@@ -60,6 +65,7 @@ func (p *Provider) Configure(ctx context.Context, req provider.ConfigureRequest,
 func (p *Provider) Resources(_ context.Context) []func() resource.Resource {
 	return []func() resource.Resource{
 		storageclass.NewResource,
+		localpv.NewResource,
 	}
 }
 

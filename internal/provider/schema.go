@@ -10,8 +10,12 @@ func providerSchema() schema.Schema {
 		MarkdownDescription: "Declares, provisions and measures persistent storage on your own Kubernetes " +
 			"clusters (k3s, kubeadm): storage backends through Helm, local PersistentVolumes, StorageClasses, " +
 			"k3s data directory moves and fio benchmarks.",
+		Attributes: map[string]schema.Attribute{
+			"nodes": nodesAttribute(),
+		},
 		Blocks: map[string]schema.Block{
 			"kubernetes": kubernetesBlock(),
+			"ssh":        sshBlock(),
 		},
 	}
 }

@@ -12,7 +12,8 @@ import (
 
 // Data is shared by all resources and data sources of one provider instance.
 type Data struct {
-	Kube *kube.Clients
+	Kube  *kube.Clients
+	Nodes *NodeAccess
 }
 
 // From type-asserts the ProviderData a resource or data source receives in Configure. It returns

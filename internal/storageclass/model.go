@@ -4,12 +4,13 @@ import (
 	"context"
 	"maps"
 
-	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/tfconv"
 )
 
 const (
@@ -66,17 +67,17 @@ func (m model) spec(ctx context.Context) (spec, diag.Diagnostics) {
 		VolumeBindingMode:    storagev1.VolumeBindingMode(m.VolumeBindingMode.ValueString()),
 		AllowVolumeExpansion: m.AllowVolumeExpansion.ValueBool(),
 		Default:              m.Default.ValueBool(),
-		Parameters:           stringMap(ctx, m.Parameters, &diags),
-		Labels:               stringMap(ctx, m.Labels, &diags),
-		Annotations:          stringMap(ctx, m.Annotations, &diags),
-		MountOptions:         stringList(ctx, m.MountOptions, &diags),
+		Parameters:           tfconv.StringMap(ctx, m.Parameters, &diags),
+		Labels:               tfconv.StringMap(ctx, m.Labels, &diags),
+		Annotations:          tfconv.StringMap(ctx, m.Annotations, &diags),
+		MountOptions:         tfconv.StringList(ctx, m.MountOptions, &diags),
 	}
 	for _, term := range m.AllowedTopologies {
 		var t corev1.TopologySelectorTerm
 		for _, e := range term.MatchLabelExpressions {
 			t.MatchLabelExpressions = append(t.MatchLabelExpressions, corev1.TopologySelectorLabelRequirement{
 				Key:    e.Key.ValueString(),
-				Values: stringList(ctx, e.Values, &diags),
+				Values: tfconv.StringList(ctx, e.Values, &diags),
 			})
 		}
 		s.AllowedTopologies = append(s.AllowedTopologies, t)
@@ -101,8 +102,8 @@ func (s spec) applyTo(sc *storagev1.StorageClass, prevLabels, prevAnnotations ma
 	sc.AllowVolumeExpansion = &s.AllowVolumeExpansion
 	sc.MountOptions = s.MountOptions
 	sc.AllowedTopologies = s.AllowedTopologies
-	sc.Labels = mergeManaged(sc.Labels, prevLabels, s.Labels)
-	sc.Annotations = mergeManaged(sc.Annotations, prevAnnotations, s.Annotations)
+	sc.Labels = tfconv.MergeManaged(sc.Labels, prevLabels, s.Labels)
+	sc.Annotations = tfconv.MergeManaged(sc.Annotations, prevAnnotations, s.Annotations)
 	if s.Default {
 		if sc.Annotations == nil {
 			sc.Annotations = map[string]string{}
@@ -113,21 +114,6 @@ func (s spec) applyTo(sc *storagev1.StorageClass, prevLabels, prevAnnotations ma
 		delete(sc.Annotations, defaultClassAnnotation)
 		delete(sc.Annotations, betaDefaultClassAnnotation)
 	}
-}
-
-func mergeManaged(live, previous, desired map[string]string) map[string]string {
-	out := maps.Clone(live)
-	if out == nil {
-		out = map[string]string{}
-	}
-	for k := range previous {
-		delete(out, k)
-	}
-	maps.Copy(out, desired)
-	if len(out) == 0 {
-		return nil
-	}
-	return out
 }
 
 // isMarkedDefault reports whether a class carries the default-class annotation (GA or beta).
@@ -142,7 +128,7 @@ func (m *model) observed(sc *storagev1.StorageClass, isDefault, all bool) {
 	m.ID = types.StringValue(sc.Name)
 	m.Name = types.StringValue(sc.Name)
 	m.Provisioner = types.StringValue(sc.Provisioner)
-	m.Parameters = mapValue(sc.Parameters, nil, true, m.Parameters.IsNull())
+	m.Parameters = tfconv.Map(sc.Parameters, m.Parameters, true)
 	m.ReclaimPolicy = types.StringValue(string(corev1.PersistentVolumeReclaimDelete))
 	if sc.ReclaimPolicy != nil {
 		m.ReclaimPolicy = types.StringValue(string(*sc.ReclaimPolicy))
@@ -152,80 +138,23 @@ func (m *model) observed(sc *storagev1.StorageClass, isDefault, all bool) {
 		m.VolumeBindingMode = types.StringValue(string(*sc.VolumeBindingMode))
 	}
 	m.AllowVolumeExpansion = types.BoolValue(sc.AllowVolumeExpansion != nil && *sc.AllowVolumeExpansion)
-	m.MountOptions = listValue(sc.MountOptions, m.MountOptions.IsNull())
+	m.MountOptions = tfconv.List(sc.MountOptions, m.MountOptions)
 	m.AllowedTopologies = nil
 	for _, term := range sc.AllowedTopologies {
 		var t topologyTermModel
 		for _, e := range term.MatchLabelExpressions {
 			t.MatchLabelExpressions = append(t.MatchLabelExpressions, labelExpressionModel{
 				Key:    types.StringValue(e.Key),
-				Values: listValue(e.Values, false),
+				Values: tfconv.List(e.Values, types.ListValueMust(types.StringType, nil)),
 			})
 		}
 		m.AllowedTopologies = append(m.AllowedTopologies, t)
 	}
-	m.Labels = mapValue(sc.Labels, managedKeys(m.Labels), all, m.Labels.IsNull())
+	m.Labels = tfconv.Map(sc.Labels, m.Labels, all)
 	annotations := maps.Clone(sc.Annotations)
 	for _, k := range []string{defaultClassAnnotation, betaDefaultClassAnnotation, lastAppliedAnnotation} {
 		delete(annotations, k)
 	}
-	m.Annotations = mapValue(annotations, managedKeys(m.Annotations), all, m.Annotations.IsNull())
+	m.Annotations = tfconv.Map(annotations, m.Annotations, all)
 	m.Default = types.BoolValue(isDefault)
-}
-
-func managedKeys(m types.Map) map[string]bool {
-	keys := map[string]bool{}
-	for k := range m.Elements() {
-		keys[k] = true
-	}
-	return keys
-}
-
-// mapValue converts a live map to a Terraform map. With all unset only the managed keys are kept.
-// An empty result stays null when the prior value was null, so `labels` left out of the
-// configuration does not flip between null and {}.
-func mapValue(live map[string]string, managed map[string]bool, all, wasNull bool) types.Map {
-	out := map[string]string{}
-	for k, v := range live {
-		if all || managed[k] {
-			out[k] = v
-		}
-	}
-	if len(out) == 0 && wasNull {
-		return types.MapNull(types.StringType)
-	}
-	elements := make(map[string]attr.Value, len(out))
-	for k, v := range out {
-		elements[k] = types.StringValue(v)
-	}
-	return types.MapValueMust(types.StringType, elements)
-}
-
-func listValue(live []string, wasNull bool) types.List {
-	if len(live) == 0 && wasNull {
-		return types.ListNull(types.StringType)
-	}
-	elements := make([]attr.Value, 0, len(live))
-	for _, v := range live {
-		elements = append(elements, types.StringValue(v))
-	}
-	return types.ListValueMust(types.StringType, elements)
-}
-
-func stringMap(ctx context.Context, v types.Map, diags *diag.Diagnostics) map[string]string {
-	if v.IsNull() || v.IsUnknown() {
-		return nil
-	}
-	out := map[string]string{}
-	diags.Append(v.ElementsAs(ctx, &out, false)...)
-	return out
-}
-
-func stringList(ctx context.Context, v types.List, diags *diag.Diagnostics) []string {
-	if v.IsNull() || v.IsUnknown() {
-		return nil
-	}
-	var out []string
-	diags.Append(v.ElementsAs(ctx, &out, false)...)
-	return out
 }

@@ -1,0 +1,413 @@
+// Package localpv implements the clusterstorage_local_pv resource: a local PersistentVolume pinned
+// to a node, with its directory made on the node over SSH.
+package localpv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
+
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/node"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/providerdata"
+)
+
+var (
+	_ resource.ResourceWithConfigure      = &Resource{}
+	_ resource.ResourceWithImportState    = &Resource{}
+	_ resource.ResourceWithModifyPlan     = &Resource{}
+	_ resource.ResourceWithValidateConfig = &Resource{}
+)
+
+const (
+	privateImported      = "imported"
+	defaultCreateTimeout = 5 * time.Minute
+	defaultDeleteTimeout = 5 * time.Minute
+)
+
+// NewResource returns the clusterstorage_local_pv resource.
+func NewResource() resource.Resource {
+	return &Resource{}
+}
+
+// Resource manages one local PersistentVolume and its directory.
+type Resource struct {
+	data *providerdata.Data
+}
+
+// Metadata sets the type name.
+func (r *Resource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_local_pv"
+}
+
+// Configure receives the provider's shared clients and node access.
+func (r *Resource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.data = providerdata.From(req.ProviderData, &resp.Diagnostics)
+}
+
+// ValidateConfig checks combinations of attributes no single validator can see.
+func (r *Resource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	var m model
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	createDir := m.CreateDirectory.IsNull() || m.CreateDirectory.ValueBool()
+	if m.VolumeMode.ValueString() == string(corev1.PersistentVolumeBlock) && createDir && !m.CreateDirectory.IsUnknown() {
+		resp.Diagnostics.AddAttributeError(path.Root("create_directory"), "Block volumes need an existing device",
+			"With volume_mode = \"Block\", path is a block device on the node: set create_directory = false.")
+	}
+	if m.DeleteDirectoryOnDestroy.ValueBool() && !createDir {
+		resp.Diagnostics.AddAttributeError(path.Root("delete_directory_on_destroy"), "Directory not managed",
+			"delete_directory_on_destroy needs create_directory = true: the provider only removes directories it manages.")
+	}
+	if m.ForceDeleteData.ValueBool() && !m.DeleteDirectoryOnDestroy.ValueBool() && !m.DeleteDirectoryOnDestroy.IsUnknown() {
+		resp.Diagnostics.AddAttributeError(path.Root("force_delete_data"), "force_delete_data without delete_directory_on_destroy",
+			"force_delete_data only matters when delete_directory_on_destroy = true.")
+	}
+	for i, a := range m.NodeAffinity {
+		if a.Operator.IsUnknown() || a.Values.IsUnknown() {
+			continue
+		}
+		n := len(a.Values.Elements())
+		p := path.Root("node_affinity").AtListIndex(i).AtName("values")
+		switch op := a.Operator.ValueString(); {
+		case (op == "In" || op == "NotIn") && n == 0:
+			resp.Diagnostics.AddAttributeError(p, "Missing values", "Operator "+op+" needs at least one value.")
+		case (op == "Exists" || op == "DoesNotExist") && n > 0:
+			resp.Diagnostics.AddAttributeError(p, "Unexpected values", "Operator "+op+" takes no values.")
+		case (op == "Gt" || op == "Lt") && n != 1:
+			resp.Diagnostics.AddAttributeError(p, "Wrong number of values", "Operator "+op+" takes exactly one integer value.")
+		}
+		if a.Key.ValueString() == hostnameLabel {
+			resp.Diagnostics.AddAttributeError(path.Root("node_affinity").AtListIndex(i).AtName("key"), "Use node",
+				"The volume is already pinned to `node` through "+hostnameLabel+"; set node instead.")
+		}
+	}
+}
+
+// ModifyPlan plans the directory back into existence when it went missing on the node.
+func (r *Resource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() {
+		return
+	}
+	var createDir types.Bool
+	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("create_directory"), &createDir)...)
+	if createDir.IsUnknown() {
+		return
+	}
+	want := types.BoolNull()
+	if createDir.ValueBool() {
+		want = types.BoolValue(true)
+	}
+	resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("directory_exists"), want)...)
+}
+
+// Create makes the directory on the node (idempotent), then the volume pinned to the node.
+func (r *Resource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var plan model
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	s, diags := plan.spec(ctx)
+	resp.Diagnostics.Append(diags...)
+	timeout, diags := plan.Timeouts.Create(ctx, defaultCreateTimeout)
+	resp.Diagnostics.Append(diags...)
+	client := r.client(&resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	n, err := kube.GetNode(ctx, client, s.Node)
+	if err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root("node"), "Unknown node", err.Error())
+		return
+	}
+	hostname := n.Labels[hostnameLabel]
+	if hostname == "" {
+		hostname = n.Name
+	}
+
+	var dir *node.FileInfo
+	madeDir := false
+	if s.CreateDirectory {
+		host, err := r.data.Host(ctx, s.Node)
+		if err != nil {
+			resp.Diagnostics.AddError("Cannot reach node "+s.Node, err.Error())
+			return
+		}
+		before, err := host.Stat(ctx, s.Path)
+		if err != nil {
+			resp.Diagnostics.AddError("Checking "+s.Path+" on "+s.Node+" failed", err.Error())
+			return
+		}
+		if before.Exists && !before.IsDir() {
+			resp.Diagnostics.AddAttributeError(path.Root("path"), "Path is not a directory",
+				fmt.Sprintf("%s on node %s exists and is not a directory (mode %s); choose another path.", s.Path, s.Node, before.Mode))
+			return
+		}
+		tflog.Info(ctx, "making the volume directory on the node", map[string]any{"node": s.Node, "path": s.Path, "mode": s.Dir.Mode.String(), "existed": before.Exists})
+		if err := host.MkdirAll(ctx, s.Path, s.Dir); err != nil {
+			resp.Diagnostics.AddError("Making directory "+s.Path+" on "+s.Node+" failed", err.Error())
+			return
+		}
+		madeDir = !before.Exists
+		after, err := host.Stat(ctx, s.Path)
+		if err != nil {
+			resp.Diagnostics.AddError("Checking "+s.Path+" on "+s.Node+" failed", err.Error())
+			return
+		}
+		dir = &after
+		defer func() {
+			if resp.Diagnostics.HasError() && madeDir {
+				// The volume was not made: take back the empty directory this apply created.
+				if err := host.RemoveDir(context.WithoutCancel(ctx), s.Path); err != nil {
+					resp.Diagnostics.AddWarning("Leftover directory", "The empty directory "+s.Path+" on "+s.Node+" could not be removed: "+err.Error())
+				}
+			}
+		}()
+	}
+
+	tflog.Debug(ctx, "creating PersistentVolume", map[string]any{"name": s.Name, "node": s.Node, "path": s.Path})
+	pv, err := client.CoreV1().PersistentVolumes().Create(ctx, s.object(hostname), metav1.CreateOptions{})
+	if err != nil {
+		resp.Diagnostics.AddError("Creating PersistentVolume "+s.Name+" failed", err.Error())
+		return
+	}
+	plan.observed(pv, dir, false)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+// Read refreshes the volume and checks the directory on the node.
+func (r *Resource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state model
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	client := r.client(&resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	imported, diags := req.Private.GetKey(ctx, privateImported)
+	resp.Diagnostics.Append(diags...)
+
+	pv, err := client.CoreV1().PersistentVolumes().Get(ctx, state.ID.ValueString(), metav1.GetOptions{})
+	if kube.IsNotFound(err) {
+		tflog.Info(ctx, "PersistentVolume is gone; removing it from state", map[string]any{"name": state.ID.ValueString()})
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	if err != nil {
+		resp.Diagnostics.AddError("Reading PersistentVolume "+state.ID.ValueString()+" failed", err.Error())
+		return
+	}
+	if pv.Spec.Local == nil {
+		resp.Diagnostics.AddError("Not a local volume", "PersistentVolume "+pv.Name+" has no `local` source; it cannot be managed as clusterstorage_local_pv.")
+		return
+	}
+	if imported != nil && nodeOf(pv) == "" {
+		resp.Diagnostics.AddError("Volume not pinned to a node", "PersistentVolume "+pv.Name+" has no kubernetes.io/hostname In [node] affinity term.")
+		return
+	}
+
+	var dir *node.FileInfo
+	if imported != nil || state.CreateDirectory.ValueBool() {
+		dir = r.statDir(ctx, nodeOf(pv), pv.Spec.Local.Path, &resp.Diagnostics)
+	}
+	state.observed(pv, dir, imported != nil)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+	if imported != nil {
+		resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateImported, nil)...)
+	}
+}
+
+// statDir looks at the directory; an unreachable node is a warning, not a failed refresh, and
+// leaves directory_exists as it was.
+func (r *Resource) statDir(ctx context.Context, nodeName, dirPath string, diags *diag.Diagnostics) *node.FileInfo {
+	host, err := r.data.Host(ctx, nodeName)
+	if err == nil {
+		var fi node.FileInfo
+		if fi, err = host.Stat(ctx, dirPath); err == nil {
+			return &fi
+		}
+	}
+	diags.AddWarning("Could not check the volume directory",
+		fmt.Sprintf("The directory %s on node %s could not be checked: %v. The volume itself was refreshed.", dirPath, nodeName, err))
+	return nil
+}
+
+// Update changes what Kubernetes lets a volume change, and fixes the directory.
+func (r *Resource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan, state model
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	s, diags := plan.spec(ctx)
+	resp.Diagnostics.Append(diags...)
+	prev, diags := state.spec(ctx)
+	resp.Diagnostics.Append(diags...)
+	client := r.client(&resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+
+	var dir *node.FileInfo
+	if s.CreateDirectory {
+		host, err := r.data.Host(ctx, s.Node)
+		if err != nil {
+			resp.Diagnostics.AddError("Cannot reach node "+s.Node, err.Error())
+			return
+		}
+		tflog.Info(ctx, "making sure the volume directory exists with its mode", map[string]any{"node": s.Node, "path": s.Path})
+		if err := host.MkdirAll(ctx, s.Path, s.Dir); err != nil {
+			resp.Diagnostics.AddError("Making directory "+s.Path+" on "+s.Node+" failed", err.Error())
+			return
+		}
+		fi, err := host.Stat(ctx, s.Path)
+		if err != nil {
+			resp.Diagnostics.AddError("Checking "+s.Path+" on "+s.Node+" failed", err.Error())
+			return
+		}
+		dir = &fi
+	}
+
+	var updated *corev1.PersistentVolume
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		live, err := client.CoreV1().PersistentVolumes().Get(ctx, s.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		s.applyMutable(live, prev.Labels)
+		updated, err = client.CoreV1().PersistentVolumes().Update(ctx, live, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		resp.Diagnostics.AddError("Updating PersistentVolume "+s.Name+" failed", err.Error())
+		return
+	}
+	plan.observed(updated, dir, false)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+// Delete removes the volume and, only when asked, the directory. A non-empty directory without
+// force_delete_data is refused before anything is deleted.
+func (r *Resource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state model
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	timeout, diags := state.Timeouts.Delete(ctx, defaultDeleteTimeout)
+	resp.Diagnostics.Append(diags...)
+	client := r.client(&resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	name, nodeName, dirPath := state.ID.ValueString(), state.Node.ValueString(), state.Path.ValueString()
+
+	var host *node.Host
+	if state.DeleteDirectoryOnDestroy.ValueBool() {
+		var err error
+		if host, err = r.data.Host(ctx, nodeName); err != nil {
+			resp.Diagnostics.AddError("Cannot reach node "+nodeName, "The directory is to be deleted, but: "+err.Error()+" Nothing was deleted.")
+			return
+		}
+		fi, err := host.Stat(ctx, dirPath)
+		if err != nil {
+			resp.Diagnostics.AddError("Checking "+dirPath+" on "+nodeName+" failed", err.Error()+" Nothing was deleted.")
+			return
+		}
+		if fi.Exists && !fi.Empty && !state.ForceDeleteData.ValueBool() {
+			resp.Diagnostics.AddError("Directory holds data",
+				fmt.Sprintf("%s on node %s is not empty, and delete_directory_on_destroy only removes empty directories. "+
+					"Set force_delete_data = true (and apply) to delete the data too, or set delete_directory_on_destroy = false to keep it. "+
+					"Nothing was deleted.", dirPath, nodeName))
+			return
+		}
+	}
+
+	tflog.Debug(ctx, "deleting PersistentVolume", map[string]any{"name": name})
+	if err := deleteAndWait(ctx, client, name); err != nil {
+		resp.Diagnostics.AddError("Deleting PersistentVolume "+name+" failed", err.Error())
+		return
+	}
+	if host == nil {
+		return
+	}
+	if state.ForceDeleteData.ValueBool() {
+		tflog.Warn(ctx, "deleting the volume directory and its data", map[string]any{"node": nodeName, "path": dirPath})
+		_, err := host.Run(ctx, node.NewCommand("rm", "-rf", "--one-file-system", "--", dirPath))
+		if err != nil {
+			resp.Diagnostics.AddError("Deleting "+dirPath+" on "+nodeName+" failed", "The volume was deleted, but its directory was not: "+err.Error())
+		}
+		return
+	}
+	tflog.Info(ctx, "removing the empty volume directory", map[string]any{"node": nodeName, "path": dirPath})
+	if err := host.RemoveDir(ctx, dirPath); err != nil {
+		if errors.Is(err, node.ErrDirNotEmpty) {
+			err = fmt.Errorf("%w (data was written after the check; it was kept)", err)
+		}
+		resp.Diagnostics.AddError("Removing "+dirPath+" on "+nodeName+" failed", "The volume was deleted, but its directory was not: "+err.Error())
+	}
+}
+
+// ImportState imports a volume by name; node and path come from the volume.
+func (r *Resource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	resource.ImportStatePassthroughID(ctx, path.Root("id"), req, resp)
+	resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateImported, []byte(`true`))...)
+}
+
+func (r *Resource) client(diags *diag.Diagnostics) kubernetes.Interface {
+	if r.data == nil {
+		diags.AddError("Provider not configured", "The clusterstorage provider was not configured before this resource was used.")
+		return nil
+	}
+	client, err := r.data.Kube.Typed()
+	if err != nil {
+		diags.AddError("Cannot reach the Kubernetes cluster", err.Error())
+		return nil
+	}
+	return client
+}
+
+// deleteAndWait deletes the volume and waits until it is gone. A volume still bound to a claim in
+// use is held by Kubernetes' pv-protection finalizer; the error says so.
+func deleteAndWait(ctx context.Context, client kubernetes.Interface, name string) error {
+	err := client.CoreV1().PersistentVolumes().Delete(ctx, name, metav1.DeleteOptions{})
+	if kube.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	deadline, _ := ctx.Deadline()
+	return kube.Poll(ctx, 250*time.Millisecond, time.Until(deadline), "PersistentVolume "+name+" to be deleted",
+		func(ctx context.Context) (bool, string, error) {
+			pv, err := client.CoreV1().PersistentVolumes().Get(ctx, name, metav1.GetOptions{})
+			if kube.IsNotFound(err) {
+				return true, "", nil
+			}
+			if err != nil {
+				return false, err.Error(), nil
+			}
+			reason := "finalizers " + strings.Join(pv.Finalizers, ", ")
+			if ref := pv.Spec.ClaimRef; ref != nil && pv.Status.Phase == corev1.VolumeBound {
+				reason = fmt.Sprintf("it is still bound to claim %s/%s (delete the claim, or the pods using it, first)", ref.Namespace, ref.Name)
+			}
+			return false, reason, nil
+		})
+}

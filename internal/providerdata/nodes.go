@@ -1,0 +1,43 @@
+package providerdata
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/node"
+)
+
+// NodeAccess turns a Kubernetes node name into a handle that runs commands on that node over SSH:
+// the provider's ssh defaults, the node's entry in `nodes`, and the address from the Node object.
+// Every resource of one provider instance shares its connection pool.
+type NodeAccess struct {
+	Pool      *node.Pool
+	Defaults  node.Target
+	Overrides map[string]node.Override
+	// Configured is false when the provider has no ssh block and no nodes entries.
+	Configured bool
+}
+
+// Host returns the SSH handle for the cluster node named name. A node the cluster does not have is
+// an error that lists the nodes it has.
+func (d *Data) Host(ctx context.Context, name string) (*node.Host, error) {
+	if d.Nodes == nil || !d.Nodes.Configured {
+		return nil, fmt.Errorf("node %q must be reached over SSH, but the provider has no ssh block: "+
+			"add `ssh { private_key_path = \"~/.ssh/id_ed25519\" }` (or agent/password) to the provider, "+
+			"and a `nodes` entry where the node's address is not its InternalIP", name)
+	}
+	client, err := d.Kube.Typed()
+	if err != nil {
+		return nil, err
+	}
+	n, err := kube.GetNode(ctx, client, name)
+	if err != nil {
+		return nil, err
+	}
+	target, err := node.Resolve(name, n, d.Nodes.Defaults, d.Nodes.Overrides)
+	if err != nil {
+		return nil, err
+	}
+	return d.Nodes.Pool.Host(target)
+}
