@@ -1,0 +1,51 @@
+package acctest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// NodeEnv names the environment variable that picks the cluster node the node tests use. Tests
+// that reach a node over SSH map it to an sshd on this machine, so that node must be this machine
+// (as it is for the local cluster, or a single-node k3s running here).
+const NodeEnv = "CLUSTERSTORAGE_ACC_NODE"
+
+// Node returns the name of the node tests pin volumes and pods to: NodeEnv, or the cluster's
+// first node.
+func Node(t testing.TB) string {
+	t.Helper()
+	if name := os.Getenv(NodeEnv); name != "" {
+		return name
+	}
+	nodes, err := Kube(t).CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatalf("listing nodes: %v", err)
+	}
+	if len(nodes.Items) == 0 {
+		t.Fatal("the test cluster has no nodes")
+	}
+	return nodes.Items[0].Name
+}
+
+// ProviderConfigSSH is ProviderConfig plus ssh settings that reach node through sshd, with the
+// host key pinned as a careful user would.
+func ProviderConfigSSH(s *SSHD, node string) string {
+	return fmt.Sprintf(`provider "clusterstorage" {
+  kubernetes {
+    config_path = %q
+  }
+  ssh {
+    user             = %q
+    private_key_path = %q
+    known_hosts_path = %q
+  }
+  nodes = {
+    %q = { host = %q, port = %d }
+  }
+}
+`, Kubeconfig(), s.User, s.ClientKeyPath, s.KnownHostsPath, node, s.Host, s.Port)
+}
