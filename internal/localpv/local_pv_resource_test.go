@@ -1,0 +1,502 @@
+package localpv_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	k8sresource "k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/acctest"
+)
+
+const addr = "clusterstorage_local_pv.test"
+
+// fixture is one test's cluster node, reached through its own sshd, and a scratch directory on it.
+type fixture struct {
+	t      *testing.T
+	client kubernetes.Interface
+	sshd   *acctest.SSHD
+	node   string
+	root   string
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	client := acctest.Kube(t)
+	return &fixture{t: t, client: client, sshd: acctest.StartSSHD(t), node: acctest.Node(t), root: t.TempDir()}
+}
+
+func (f *fixture) config(body string) string {
+	return acctest.ProviderConfigSSH(f.sshd, f.node) + body
+}
+
+func TestAccLocalPV_lifecycle(t *testing.T) {
+	f := newFixture(t)
+	name := acctest.RandomName("acc-pv")
+	dir := filepath.Join(f.root, "disks", "vol1")
+	class := acctest.RandomName("acc-local")
+	volume := func(capacity, mode, extra string) string {
+		return f.config(fmt.Sprintf(`
+resource "clusterstorage_local_pv" "test" {
+  name               = %q
+  node               = %q
+  path               = %q
+  capacity           = %q
+  storage_class_name = %q
+  directory_mode     = %q
+  %s
+}`, name, f.node, dir, capacity, class, mode, extra))
+	}
+
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		CheckDestroy:             f.checkDestroyed(name),
+		Steps: []resource.TestStep{
+			{
+				Config: volume("1Gi", "0750", ""),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("phase"), knownvalue.StringExact("Available")),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("directory_exists"), knownvalue.Bool(true)),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("reclaim_policy"), knownvalue.StringExact("Retain")),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("access_modes"), knownvalue.SetExact([]knownvalue.Check{knownvalue.StringExact("ReadWriteOnce")})),
+				},
+				Check: resource.ComposeTestCheckFunc(
+					checkDirMode(dir, 0o750),
+					f.checkPV(name, func(pv *corev1.PersistentVolume) error {
+						terms := pv.Spec.NodeAffinity.Required.NodeSelectorTerms
+						if pv.Spec.Local.Path != dir || len(terms) != 1 || terms[0].MatchExpressions[0].Key != "kubernetes.io/hostname" ||
+							terms[0].MatchExpressions[0].Values[0] != f.node {
+							return fmt.Errorf("PV not pinned to %s at %s: %+v", f.node, dir, pv.Spec)
+						}
+						return nil
+					}),
+					// A real pod on the node writes through the volume into the directory.
+					f.writeThroughPod(class, dir),
+				),
+			},
+			{
+				// Capacity growth, labels and the directory mode change in place.
+				Config: volume("2Gi", "0770", `labels = { tier = "nvme" }`),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
+				}},
+				Check: resource.ComposeTestCheckFunc(
+					checkDirMode(dir, 0o770),
+					f.checkPV(name, func(pv *corev1.PersistentVolume) error {
+						if c := pv.Spec.Capacity[corev1.ResourceStorage]; c.Cmp(k8sresource.MustParse("2Gi")) != 0 || pv.Labels["tier"] != "nvme" {
+							return fmt.Errorf("capacity %s labels %v", c.String(), pv.Labels)
+						}
+						return nil
+					}),
+				),
+			},
+			{
+				ResourceName:            addr,
+				ImportState:             true,
+				ImportStateId:           name,
+				ImportStateVerify:       true,
+				ImportStateVerifyIgnore: []string{"timeouts"},
+			},
+			{
+				// Shrinking replaces the volume.
+				Config: volume("512Mi", "0770", `labels = { tier = "nvme" }`),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionReplace),
+				}},
+				Check: f.checkPV(name, func(pv *corev1.PersistentVolume) error {
+					if pv.Status.Phase != corev1.VolumeAvailable {
+						return fmt.Errorf("replaced volume is %s, want Available", pv.Status.Phase)
+					}
+					return nil
+				}),
+			},
+		},
+	})
+	// Destroy kept the data by default.
+	if _, err := os.Stat(filepath.Join(dir, "hello")); err != nil {
+		t.Errorf("the file written through the volume is gone after destroy: %v", err)
+	}
+}
+
+func TestAccLocalPV_disappears(t *testing.T) {
+	f := newFixture(t)
+	name := acctest.RandomName("acc-pv")
+	dir := filepath.Join(f.root, "vol")
+	config := f.config(fmt.Sprintf(`
+resource "clusterstorage_local_pv" "test" {
+  name     = %q
+  node     = %q
+  path     = %q
+  capacity = "1Gi"
+}`, name, f.node, dir))
+
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		CheckDestroy:             f.checkDestroyed(name),
+		Steps: []resource.TestStep{
+			{
+				// The volume is deleted out of band: the next plan creates it again.
+				Config: config,
+				Check: func(*terraform.State) error {
+					return f.client.CoreV1().PersistentVolumes().Delete(context.Background(), name, metav1.DeleteOptions{})
+				},
+				ExpectNonEmptyPlan: true,
+			},
+			{
+				Config: config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionCreate),
+				}},
+				// The directory is deleted out of band: the next plan updates in place to make it again.
+				Check: func(*terraform.State) error {
+					return os.Remove(dir)
+				},
+				ExpectNonEmptyPlan: true,
+			},
+			{
+				Config: config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
+					plancheck.ExpectKnownValue(addr, tfjsonpath.New("directory_exists"), knownvalue.Bool(true)),
+				}},
+				Check: checkDirMode(dir, 0o755),
+			},
+		},
+	})
+}
+
+// TestAccLocalPV_deleteDirectory: a directory is only removed when asked, and one holding data
+// only with force_delete_data; a refused destroy deletes nothing.
+func TestAccLocalPV_deleteDirectory(t *testing.T) {
+	f := newFixture(t)
+	name := acctest.RandomName("acc-pv")
+	dir := filepath.Join(f.root, "vol")
+	config := func(force bool) string {
+		return f.config(fmt.Sprintf(`
+resource "clusterstorage_local_pv" "test" {
+  name                        = %q
+  node                        = %q
+  path                        = %q
+  capacity                    = "1Gi"
+  delete_directory_on_destroy = true
+  force_delete_data           = %t
+}`, name, f.node, dir, force))
+	}
+
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		CheckDestroy: resource.ComposeTestCheckFunc(f.checkDestroyed(name), func(*terraform.State) error {
+			if _, err := os.Stat(dir); !os.IsNotExist(err) {
+				return fmt.Errorf("directory %s still there after destroy with force_delete_data (stat: %v)", dir, err)
+			}
+			return nil
+		}),
+		Steps: []resource.TestStep{
+			{
+				Config: config(false),
+				Check: func(*terraform.State) error {
+					return os.WriteFile(filepath.Join(dir, "precious.db"), []byte("data"), 0o600)
+				},
+			},
+			{
+				Config:      config(false),
+				Destroy:     true,
+				ExpectError: regexp.MustCompile(`(?s)is not empty.*force_delete_data.*Nothing was deleted`),
+			},
+			{
+				Config: config(false),
+				Check: resource.ComposeTestCheckFunc(
+					f.checkPV(name, func(*corev1.PersistentVolume) error { return nil }),
+					func(*terraform.State) error {
+						_, err := os.Stat(filepath.Join(dir, "precious.db"))
+						return err
+					},
+				),
+			},
+			{Config: config(true)},
+		},
+	})
+}
+
+// TestAccLocalPV_emptyDirectoryRemoved: an empty directory goes without force_delete_data.
+func TestAccLocalPV_emptyDirectoryRemoved(t *testing.T) {
+	f := newFixture(t)
+	name := acctest.RandomName("acc-pv")
+	dir := filepath.Join(f.root, "vol")
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		CheckDestroy: func(*terraform.State) error {
+			if _, err := os.Stat(dir); !os.IsNotExist(err) {
+				return fmt.Errorf("empty directory %s still there (stat: %v)", dir, err)
+			}
+			return nil
+		},
+		Steps: []resource.TestStep{{
+			Config: f.config(fmt.Sprintf(`
+resource "clusterstorage_local_pv" "test" {
+  name                        = %q
+  node                        = %q
+  path                        = %q
+  capacity                    = "1Gi"
+  delete_directory_on_destroy = true
+}`, name, f.node, dir)),
+		}},
+	})
+}
+
+// TestAccLocalPV_sshRefusals: a host key that does not match and a key the node does not accept
+// are refused with messages that say so, and nothing is created.
+func TestAccLocalPV_sshRefusals(t *testing.T) {
+	f := newFixture(t)
+	other := acctest.StartSSHD(t)
+	name := acctest.RandomName("acc-pv")
+	volume := fmt.Sprintf(`
+resource "clusterstorage_local_pv" "test" {
+  name     = %q
+  node     = %q
+  path     = %q
+  capacity = "1Gi"
+}`, name, f.node, filepath.Join(f.root, "vol"))
+	nodeEntry := func(extra string) string {
+		return fmt.Sprintf(`provider "clusterstorage" {
+  kubernetes {
+    config_path = %q
+  }
+  ssh {
+    user             = %q
+    private_key_path = %q
+  }
+  nodes = {
+    %q = { host = %q, port = %d, %s }
+  }
+}
+`, acctest.Kubeconfig(), f.sshd.User, f.sshd.ClientKeyPath, f.node, f.sshd.Host, f.sshd.Port, extra)
+	}
+
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		CheckDestroy:             f.checkDestroyed(name),
+		Steps: []resource.TestStep{
+			{
+				// The node presents a host key other than the pinned one.
+				Config:      nodeEntry(fmt.Sprintf("host_key = %q", other.HostPublicKey)) + volume,
+				ExpectError: regexp.MustCompile(`(?i)host key`),
+			},
+			{
+				// The node does not accept this client key.
+				Config: nodeEntry(fmt.Sprintf("host_key = %q, private_key_path = %q", f.sshd.HostPublicKey,
+					other.ClientKeyPath)) + volume,
+				ExpectError: regexp.MustCompile(`(?i)authenticat`),
+			},
+		},
+	})
+}
+
+func TestAccLocalPV_badInput(t *testing.T) {
+	cases := map[string]struct{ body, want string }{
+		"relative path":   {`path = "mnt/disks"`, `is not absolute`},
+		"etc":             {`path = "/etc/data"`, `belongs to the operating system`},
+		"root":            {`path = "/"`, `is a system directory`},
+		"dotdot":          {`path = "/mnt/disks/../../etc"`, `is not clean`},
+		"kubelet":         {`path = "/var/lib/kubelet/pods/x"`, `belongs to the operating system`},
+		"capacity":        {`capacity = "ten gigs"`, `is not a positive Kubernetes quantity`},
+		"zero capacity":   {`capacity = "0"`, `is not a positive Kubernetes quantity`},
+		"block with dir":  {`volume_mode = "Block"`, `set create_directory = false`},
+		"access mode":     {`access_modes = ["ReadWriteSometimes"]`, `value must be one of`},
+		"reclaim recycle": {`reclaim_policy = "Recycle"`, `value must be one of`},
+		"mode":            {`directory_mode = "rwx"`, `must be an octal mode`},
+		"force alone":     {`force_delete_data = true`, `only matters when delete_directory_on_destroy`},
+		"affinity values": {`node_affinity = [{ key = "disk", operator = "Exists", values = ["x"] }]`, `takes no values`},
+		"affinity host":   {`node_affinity = [{ key = "kubernetes.io/hostname", operator = "In", values = ["x"] }]`, `set node instead`},
+	}
+	defaults := map[string]string{"path": `"/mnt/disks/vol1"`, "capacity": `"1Gi"`}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			body := "  name = \"ok\"\n  node = \"n1\"\n  " + tc.body + "\n"
+			for k, v := range defaults {
+				if !strings.HasPrefix(tc.body, k+" ") {
+					body += "  " + k + " = " + v + "\n"
+				}
+			}
+			resource.ParallelTest(t, resource.TestCase{
+				ProtoV6ProviderFactories: acctest.ProviderFactories,
+				Steps: []resource.TestStep{{
+					Config:      acctest.ProviderConfig() + "resource \"clusterstorage_local_pv\" \"bad\" {\n" + body + "}\n",
+					PlanOnly:    true,
+					ExpectError: regexp.MustCompile(tc.want),
+				}},
+			})
+		})
+	}
+}
+
+// TestAccLocalPV_applyErrors: problems only the cluster or the node can reveal fail the apply
+// with a clear message and leave nothing behind.
+func TestAccLocalPV_applyErrors(t *testing.T) {
+	f := newFixture(t)
+	file := filepath.Join(f.root, "a-file")
+	if err := os.WriteFile(file, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config: f.config(fmt.Sprintf(`
+resource "clusterstorage_local_pv" "test" {
+  name     = "acc-pv-unknown-node"
+  node     = "no-such-node"
+  path     = %q
+  capacity = "1Gi"
+}`, filepath.Join(f.root, "vol"))),
+				ExpectError: regexp.MustCompile(`node "no-such-node" not found in the cluster; its nodes are: .*` + regexp.QuoteMeta(f.node)),
+			},
+			{
+				Config: f.config(fmt.Sprintf(`
+resource "clusterstorage_local_pv" "test" {
+  name     = "acc-pv-file"
+  node     = %q
+  path     = %q
+  capacity = "1Gi"
+}`, f.node, file)),
+				ExpectError: regexp.MustCompile(`exists and is not a directory`),
+			},
+		},
+	})
+}
+
+// TestAccLocalPV_manyOnOneNode: 30 volumes on one node, applied with Terraform's default
+// parallelism of 10, share one SSH connection.
+func TestAccLocalPV_manyOnOneNode(t *testing.T) {
+	f := newFixture(t)
+	prefix := acctest.RandomName("acc-many")
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: f.config(fmt.Sprintf(`
+resource "clusterstorage_local_pv" "test" {
+  count    = 30
+  name     = "%s-${count.index}"
+  node     = %q
+  path     = "%s/vol-${count.index}"
+  capacity = "1Gi"
+}`, prefix, f.node, f.root)),
+			Check: func(*terraform.State) error {
+				entries, err := os.ReadDir(f.root)
+				if err != nil || len(entries) != 30 {
+					return fmt.Errorf("want 30 directories in %s, got %d (%v)", f.root, len(entries), err)
+				}
+				if logins := strings.Count(f.sshd.Log(), "Accepted publickey"); logins != 1 {
+					return fmt.Errorf("30 volumes used %d SSH logins, want 1", logins)
+				}
+				return nil
+			},
+		}},
+	})
+}
+
+func (f *fixture) checkPV(name string, check func(*corev1.PersistentVolume) error) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		pv, err := f.client.CoreV1().PersistentVolumes().Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return fmt.Errorf("reading PersistentVolume %s: %w", name, err)
+		}
+		return check(pv)
+	}
+}
+
+func (f *fixture) checkDestroyed(name string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		_, err := f.client.CoreV1().PersistentVolumes().Get(context.Background(), name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		return fmt.Errorf("PersistentVolume %s still exists after destroy", name)
+	}
+}
+
+// writeThroughPod binds a claim to the volume, runs a pod that writes a file into it, checks that
+// the file appears in the directory on the node, and removes pod and claim again.
+func (f *fixture) writeThroughPod(class, dir string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		ctx := context.Background()
+		ns, claim := "default", acctest.RandomName("acc-claim")
+		pvc := &corev1.PersistentVolumeClaim{
+			ObjectMeta: metav1.ObjectMeta{Name: claim, Namespace: ns},
+			Spec: corev1.PersistentVolumeClaimSpec{
+				StorageClassName: &class,
+				AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: k8sresource.MustParse("1Gi")}},
+			},
+		}
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: claim, Namespace: ns},
+			Spec: corev1.PodSpec{
+				RestartPolicy: corev1.RestartPolicyNever,
+				HostNetwork:   true,
+				Containers: []corev1.Container{{
+					Name: "writer", Image: acctest.BusyboxImage, ImagePullPolicy: corev1.PullNever,
+					Command:      []string{"sh", "-c", "echo hello from a pod > /data/hello"},
+					VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}},
+				}},
+				Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
+					PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim},
+				}}},
+			},
+		}
+		defer acctest.DeletePodAndClaim(f.t, f.client, ns, claim, claim)
+		if _, err := f.client.CoreV1().PersistentVolumeClaims(ns).Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+		if _, err := f.client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+		if err := acctest.WaitForPod(ctx, f.client, ns, claim, 2*time.Minute); err != nil {
+			return err
+		}
+		got, err := os.ReadFile(filepath.Join(dir, "hello"))
+		if err != nil || strings.TrimSpace(string(got)) != "hello from a pod" {
+			return fmt.Errorf("file written by the pod: %q, %v", got, err)
+		}
+		return nil
+	}
+}
+
+func checkDirMode(dir string, want os.FileMode) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		fi, err := os.Stat(dir)
+		if err != nil {
+			return err
+		}
+		if !fi.IsDir() || fi.Mode().Perm() != want {
+			return fmt.Errorf("%s: mode %s, want directory with %s", dir, fi.Mode(), want)
+		}
+		return nil
+	}
+}
