@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/benchmark"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/localpv"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/providerdata"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/storageclass"
@@ -71,5 +72,7 @@ func (p *Provider) Resources(_ context.Context) []func() resource.Resource {
 
 // DataSources lists the provider's data sources.
 func (p *Provider) DataSources(_ context.Context) []func() datasource.DataSource {
-	return nil
+	return []func() datasource.DataSource{
+		benchmark.NewDataSource,
+	}
 }

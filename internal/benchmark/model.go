@@ -1,0 +1,407 @@
+package benchmark
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/datasource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	k8sresource "k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/fio"
+)
+
+const defaultNamespace = "default"
+
+type model struct {
+	ID types.String `tfsdk:"id"`
+
+	StorageClass    types.String `tfsdk:"storage_class"`
+	Claim           types.String `tfsdk:"claim"`
+	NodePath        types.String `tfsdk:"node_path"`
+	Node            types.String `tfsdk:"node"`
+	Namespace       types.String `tfsdk:"namespace"`
+	VolumeSize      types.String `tfsdk:"volume_size"`
+	Image           types.String `tfsdk:"image"`
+	ImagePullPolicy types.String `tfsdk:"image_pull_policy"`
+	HostNetwork     types.Bool   `tfsdk:"host_network"`
+
+	Profile   types.String `tfsdk:"profile"`
+	BlockSize types.String `tfsdk:"block_size"`
+	RW        types.String `tfsdk:"rw"`
+	RWMixRead types.Int64  `tfsdk:"rw_mix_read"`
+	IODepth   types.Int64  `tfsdk:"io_depth"`
+	NumJobs   types.Int64  `tfsdk:"num_jobs"`
+	Size      types.String `tfsdk:"size"`
+	Runtime   types.String `tfsdk:"runtime"`
+	RampTime  types.String `tfsdk:"ramp_time"`
+	Direct    types.Bool   `tfsdk:"direct"`
+	IOEngine  types.String `tfsdk:"ioengine"`
+	Fsync     types.Int64  `tfsdk:"fsync"`
+
+	MaxAge         types.String   `tfsdk:"max_age"`
+	IncludeRawJSON types.Bool     `tfsdk:"include_raw_json"`
+	Timeouts       timeouts.Value `tfsdk:"timeouts"`
+
+	Cached         types.Bool    `tfsdk:"cached"`
+	Read           *ioModel      `tfsdk:"read"`
+	Write          *ioModel      `tfsdk:"write"`
+	Sync           *syncModel    `tfsdk:"sync"`
+	CPU            *cpuModel     `tfsdk:"cpu"`
+	FioVersion     types.String  `tfsdk:"fio_version"`
+	RuntimeSeconds types.Float64 `tfsdk:"runtime_seconds"`
+	MeasuredAt     types.String  `tfsdk:"measured_at"`
+	Summary        types.String  `tfsdk:"summary"`
+	RawJSON        types.String  `tfsdk:"raw_json"`
+}
+
+type ioModel struct {
+	IOPS                    float64       `tfsdk:"iops"`
+	BandwidthBytesPerSecond float64       `tfsdk:"bandwidth_bytes_per_second"`
+	LatencyUS               *latencyModel `tfsdk:"latency_us"`
+}
+
+type syncModel struct {
+	Count     int64         `tfsdk:"count"`
+	LatencyUS *latencyModel `tfsdk:"latency_us"`
+}
+
+type latencyModel struct {
+	Mean float64 `tfsdk:"mean"`
+	P50  float64 `tfsdk:"p50"`
+	P95  float64 `tfsdk:"p95"`
+	P99  float64 `tfsdk:"p99"`
+	P999 float64 `tfsdk:"p99_9"`
+	Max  float64 `tfsdk:"max"`
+}
+
+type cpuModel struct {
+	UserPercent   float64 `tfsdk:"user_percent"`
+	SystemPercent float64 `tfsdk:"system_percent"`
+}
+
+// targetKind says where fio runs.
+type targetKind string
+
+const (
+	targetStorageClass targetKind = "storage_class"
+	targetClaim        targetKind = "claim"
+	targetNodePath     targetKind = "node_path"
+)
+
+// target is the validated "where" of a benchmark, in plain Go.
+type target struct {
+	Kind      targetKind
+	Name      string // the storage class, the claim or the node path
+	Node      string // optional for pods, required for node_path
+	Namespace string
+	// VolumeSize is the temporary claim's request (storage_class only).
+	VolumeSize k8sresource.Quantity
+}
+
+// String describes the target for messages, e.g. `storage class "local" (namespace default)`.
+func (t target) String() string {
+	var s string
+	switch t.Kind {
+	case targetStorageClass:
+		s = fmt.Sprintf("storage class %q", t.Name)
+	case targetClaim:
+		s = fmt.Sprintf("claim %s/%s", t.Namespace, t.Name)
+	case targetNodePath:
+		s = fmt.Sprintf("%s on node %q", t.Name, t.Node)
+	}
+	if t.Node != "" && t.Kind != targetNodePath {
+		s += fmt.Sprintf(" on node %q", t.Node)
+	}
+	return s
+}
+
+// request is everything a read needs, validated: the target, the fio spec and the pod settings.
+type request struct {
+	Target         target
+	Spec           fio.Spec
+	Image          string
+	PullPolicy     string
+	HostNetwork    bool
+	MaxAge         time.Duration
+	IncludeRawJSON bool
+}
+
+// cacheKey is a hex hash of the target and the fio job: what the result depends on.
+func (r request) cacheKey() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "clusterstorage-benchmark/v1\nkind=%s\nname=%s\nnode=%s\nnamespace=%s\n", r.Target.Kind, r.Target.Name, r.Target.Node, r.Target.Namespace)
+	if r.Target.Kind == targetStorageClass {
+		fmt.Fprintf(&b, "volume_size=%d\n", r.Target.VolumeSize.Value())
+	}
+	fmt.Fprintf(&b, "job=%s\n", fio.Hash(r.Spec))
+	sum := sha256.Sum256([]byte(b.String()))
+	return hex.EncodeToString(sum[:])[:16]
+}
+
+// totalRuntime is how long fio runs: every job's ramp and runtime, one after another.
+func totalRuntime(s fio.Spec) time.Duration {
+	var d time.Duration
+	for _, j := range s.Jobs {
+		d += j.Runtime + j.RampTime
+	}
+	return d
+}
+
+// defaultVolumeSize is the space fio's files need plus 25 %, rounded up to whole GiB, at least 1Gi.
+func defaultVolumeSize(s fio.Spec) k8sresource.Quantity {
+	const gi = int64(1) << 30
+	need := fio.SpaceBytes(s)
+	need += need / 4
+	n := (need + gi - 1) / gi
+	if n < 1 {
+		n = 1
+	}
+	return *k8sresource.NewQuantity(n*gi, k8sresource.BinarySI)
+}
+
+// request turns the configuration into a request. Unknown values must have been ruled out by the
+// caller (Terraform defers a data source with unknown configuration to apply, when all is known).
+// Problems are attribute errors.
+func (m model) request() (request, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	r := request{
+		Image:          DefaultImage,
+		PullPolicy:     m.ImagePullPolicy.ValueString(),
+		HostNetwork:    m.HostNetwork.ValueBool(),
+		IncludeRawJSON: m.IncludeRawJSON.ValueBool(),
+	}
+	if !m.Image.IsNull() {
+		r.Image = m.Image.ValueString()
+	}
+	r.Spec, diags = m.spec()
+	t, targetDiags := m.target(r.Spec)
+	diags.Append(targetDiags...)
+	r.Target = t
+	if !m.MaxAge.IsNull() {
+		d, err := time.ParseDuration(m.MaxAge.ValueString())
+		if err != nil || d < 0 {
+			diags.AddAttributeError(path.Root("max_age"), "Invalid duration", fmt.Sprintf("%q is not a duration such as `24h`.", m.MaxAge.ValueString()))
+		}
+		r.MaxAge = d
+	}
+	return r, diags
+}
+
+// target reads and checks the target attributes: exactly one target, node with node_path.
+func (m model) target(s fio.Spec) (target, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	t := target{Node: m.Node.ValueString(), Namespace: defaultNamespace}
+	if !m.Namespace.IsNull() {
+		t.Namespace = m.Namespace.ValueString()
+	}
+	var set []string
+	for _, c := range []struct {
+		kind targetKind
+		v    types.String
+	}{{targetStorageClass, m.StorageClass}, {targetClaim, m.Claim}, {targetNodePath, m.NodePath}} {
+		if !c.v.IsNull() {
+			set = append(set, string(c.kind))
+			t.Kind, t.Name = c.kind, c.v.ValueString()
+		}
+	}
+	if len(set) != 1 {
+		diags.AddError("Exactly one target required",
+			fmt.Sprintf("Set exactly one of storage_class, claim and node_path (set: %s).", strings.Join(orNone(set), ", ")))
+		return t, diags
+	}
+	if t.Kind == targetNodePath && t.Node == "" {
+		diags.AddAttributeError(path.Root("node"), "node required with node_path",
+			"node_path is a directory on a node: set node to the Kubernetes node it is on.")
+	}
+	if !m.VolumeSize.IsNull() && t.Kind != targetStorageClass {
+		diags.AddAttributeError(path.Root("volume_size"), "volume_size needs storage_class",
+			"volume_size sizes the temporary claim of a storage_class benchmark; a claim or node_path target has its own size.")
+	}
+	if t.Kind == targetNodePath {
+		for name, v := range map[string]types.String{"image": m.Image, "image_pull_policy": m.ImagePullPolicy} {
+			if !v.IsNull() {
+				diags.AddAttributeError(path.Root(name), name+" needs a pod",
+					name+" applies to the fio pod of a storage_class or claim benchmark; node_path runs fio on the node over SSH.")
+			}
+		}
+	}
+	if t.Kind == targetStorageClass {
+		t.VolumeSize = defaultVolumeSize(s)
+		if !m.VolumeSize.IsNull() {
+			q, err := k8sresource.ParseQuantity(m.VolumeSize.ValueString())
+			switch {
+			case err != nil:
+				diags.AddAttributeError(path.Root("volume_size"), "Invalid volume_size", err.Error())
+			case q.Value() < fio.SpaceBytes(s):
+				diags.AddAttributeError(path.Root("volume_size"), "volume_size too small",
+					fmt.Sprintf("volume_size %s is smaller than the %s fio's files need (size times num_jobs); raise it or lower size.",
+						m.VolumeSize.ValueString(), fio.FormatSize(fio.SpaceBytes(s))))
+			default:
+				t.VolumeSize = q
+			}
+		}
+	}
+	return t, diags
+}
+
+func orNone(s []string) []string {
+	if len(s) == 0 {
+		return []string{"none"}
+	}
+	return s
+}
+
+// spec is the profile with the user's overrides applied, validated.
+func (m model) spec() (fio.Spec, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	profile := fio.DefaultProfile
+	if !m.Profile.IsNull() {
+		profile = m.Profile.ValueString()
+	}
+	s, err := fio.Profile(profile)
+	if err != nil {
+		diags.AddAttributeError(path.Root("profile"), "Unknown profile", err.Error())
+		return fio.Spec{}, diags
+	}
+	var o fio.Override
+	str := func(v types.String) *string {
+		if v.IsNull() {
+			return nil
+		}
+		x := v.ValueString()
+		return &x
+	}
+	num := func(v types.Int64) *int {
+		if v.IsNull() {
+			return nil
+		}
+		x := int(v.ValueInt64())
+		return &x
+	}
+	dur := func(name string, v types.String) *time.Duration {
+		if v.IsNull() {
+			return nil
+		}
+		d, err := time.ParseDuration(v.ValueString())
+		if err != nil {
+			diags.AddAttributeError(path.Root(name), "Invalid duration", fmt.Sprintf("%q is not a duration such as `30s`.", v.ValueString()))
+			return nil
+		}
+		return &d
+	}
+	o.BlockSize, o.RW, o.Size, o.IOEngine = str(m.BlockSize), str(m.RW), str(m.Size), str(m.IOEngine)
+	o.RWMixRead, o.IODepth, o.NumJobs, o.Fsync = num(m.RWMixRead), num(m.IODepth), num(m.NumJobs), num(m.Fsync)
+	o.Runtime, o.RampTime = dur("runtime", m.Runtime), dur("ramp_time", m.RampTime)
+	if !m.Direct.IsNull() {
+		d := m.Direct.ValueBool()
+		o.Direct = &d
+	}
+	s = s.Apply(o)
+	if err := s.Validate(); err != nil {
+		diags.AddError("Invalid fio job", err.Error())
+	}
+	return s, diags
+}
+
+// anyUnknown reports whether an input attribute is not known yet (only at validation; Terraform
+// reads data sources once everything is known).
+func (m model) anyUnknown() bool {
+	for _, v := range []interface{ IsUnknown() bool }{
+		m.StorageClass, m.Claim, m.NodePath, m.Node, m.Namespace, m.VolumeSize, m.Image, m.ImagePullPolicy, m.HostNetwork,
+		m.Profile, m.BlockSize, m.RW, m.RWMixRead, m.IODepth, m.NumJobs, m.Size, m.Runtime, m.RampTime, m.Direct, m.IOEngine, m.Fsync, m.MaxAge,
+	} {
+		if v.IsUnknown() {
+			return true
+		}
+	}
+	return false
+}
+
+// effective writes the values the run used into the attributes the user left out.
+func (m *model) effective(r request, key string) {
+	j := r.Spec.Jobs[0]
+	m.ID = types.StringValue(key)
+	setString := func(v *types.String, s string) {
+		if v.IsNull() || v.IsUnknown() {
+			*v = types.StringValue(s)
+		}
+	}
+	setInt := func(v *types.Int64, n int) {
+		if v.IsNull() || v.IsUnknown() {
+			*v = types.Int64Value(int64(n))
+		}
+	}
+	setString(&m.Namespace, r.Target.Namespace)
+	if r.Target.Kind == targetStorageClass {
+		setString(&m.VolumeSize, r.Target.VolumeSize.String())
+	} else {
+		m.VolumeSize = types.StringNull()
+	}
+	if r.Target.Kind == targetNodePath {
+		m.Image = types.StringNull()
+	} else {
+		setString(&m.Image, r.Image)
+	}
+	setString(&m.Profile, j.Name)
+	setString(&m.BlockSize, j.BlockSize)
+	setString(&m.RW, j.RW)
+	setInt(&m.RWMixRead, j.RWMixRead)
+	setInt(&m.IODepth, j.IODepth)
+	setInt(&m.NumJobs, j.NumJobs)
+	setString(&m.Size, j.Size)
+	setString(&m.Runtime, seconds(j.Runtime))
+	setString(&m.RampTime, seconds(j.RampTime))
+	if m.Direct.IsNull() || m.Direct.IsUnknown() {
+		m.Direct = types.BoolValue(j.Direct)
+	}
+	setString(&m.IOEngine, j.IOEngine)
+	setInt(&m.Fsync, j.Fsync)
+}
+
+// observed writes a result into the model.
+func (m *model) observed(s stored, cached, includeRaw bool) {
+	r := s.Result
+	m.Cached = types.BoolValue(cached)
+	m.Read = ioOf(r.Read)
+	m.Write = ioOf(r.Write)
+	m.Sync = &syncModel{Count: r.Sync.Count, LatencyUS: latencyOf(r.Sync.LatencyMicroseconds)}
+	m.CPU = &cpuModel{UserPercent: r.CPU.User, SystemPercent: r.CPU.System}
+	m.FioVersion = types.StringValue(r.FioVersion)
+	m.RuntimeSeconds = types.Float64Value(r.RuntimeSeconds)
+	m.MeasuredAt = types.StringValue(s.MeasuredAt.UTC().Format(time.RFC3339))
+	m.Summary = types.StringValue(fio.Summary(r))
+	m.RawJSON = types.StringNull()
+	if includeRaw && s.RawJSON != "" {
+		m.RawJSON = types.StringValue(s.RawJSON)
+	}
+}
+
+func ioOf(s fio.IOStats) *ioModel {
+	return &ioModel{IOPS: s.IOPS, BandwidthBytesPerSecond: s.BandwidthBytesPerSecond, LatencyUS: latencyOf(s.LatencyMicroseconds)}
+}
+
+func latencyOf(l fio.Latency) *latencyModel {
+	return &latencyModel{Mean: l.Mean, P50: l.P50, P95: l.P95, P99: l.P99, P999: l.P999, Max: l.Max}
+}
+
+// validateConfig reports, at plan time, what the attribute validators cannot see alone: the
+// target combination, and the fio job as a whole (e.g. block_size larger than size).
+func validateConfig(_ context.Context, m model) diag.Diagnostics {
+	if m.anyUnknown() {
+		return nil
+	}
+	_, diags := m.request()
+	return diags
+}
+
+// seconds writes a whole-second duration as Terraform users write it: "60s", "0s".
+func seconds(d time.Duration) string {
+	return fmt.Sprintf("%ds", int64(d/time.Second))
+}

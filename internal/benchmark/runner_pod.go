@@ -1,0 +1,402 @@
+package benchmark
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/fio"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
+)
+
+const (
+	mountPath     = "/data"
+	containerName = "fio"
+	// runDirPrefix begins the directory each run works in, inside the volume or node_path.
+	runDirPrefix = ".clusterstorage-benchmark-"
+	// cleanupTimeout bounds deleting and waiting for what a run created, after the run's own
+	// context has ended.
+	cleanupTimeout = 2 * time.Minute
+	// podGrace is the pod's termination grace period: time for the script to stop fio and remove
+	// its directory when the pod is deleted early.
+	podGrace     = int64(10)
+	pollInterval = 250 * time.Millisecond
+)
+
+// podScript runs in the fio container: it makes the run directory ($1), runs fio with the other
+// arguments, and removes the directory whatever happens, also when the pod is deleted while fio
+// runs (SIGTERM). fio's JSON goes to stdout, its messages to stderr: both reach the pod's log.
+const podScript = `dir=$1; shift
+if ! command -v fio >/dev/null 2>&1; then
+	echo "fio: not found on the PATH of this image; use an image with fio 3.x and sh (attribute image)" >&2
+	exit 127
+fi
+mkdir -p "$dir" || exit 1
+pid=
+trap 'if [ -n "$pid" ]; then kill -TERM "$pid" 2>/dev/null; wait "$pid"; fi; rm -rf "$dir"; exit 143' TERM INT
+fio "$@" &
+pid=$!
+wait "$pid"
+rc=$?
+rm -rf "$dir"
+exit "$rc"`
+
+// podRun is one fio run in a pod on a volume: a temporary claim of a storage class, or an
+// existing claim.
+type podRun struct {
+	Client kubernetes.Interface
+	Target target
+	// Hostname is the kubernetes.io/hostname label of Target.Node; "" when the pod is not pinned.
+	Hostname    string
+	Spec        fio.Spec
+	Image       string
+	PullPolicy  string
+	HostNetwork bool
+	// RunID names the pod and claim (clusterstorage-benchmark-<RunID>) and labels them.
+	RunID string
+	// Log receives progress messages.
+	Log func(msg string, fields map[string]any)
+}
+
+func (r podRun) name() string { return "clusterstorage-benchmark-" + r.RunID }
+
+func (r podRun) labels() map[string]string {
+	return map[string]string{labelManagedBy: managedBy, labelComponent: "benchmark", LabelRun: r.RunID}
+}
+
+func (r podRun) claimName() string {
+	if r.Target.Kind == targetClaim {
+		return r.Target.Name
+	}
+	return r.name()
+}
+
+func (r podRun) log(msg string, fields map[string]any) {
+	if r.Log != nil {
+		r.Log(msg, fields)
+	}
+}
+
+// claim is the temporary claim of a storage_class run.
+func (r podRun) claim() *corev1.PersistentVolumeClaim {
+	class := r.Target.Name
+	return &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: r.name(), Namespace: r.Target.Namespace, Labels: r.labels()},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			StorageClassName: &class,
+			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{
+				corev1.ResourceStorage: r.Target.VolumeSize,
+			}},
+		},
+	}
+}
+
+// pod is the fio pod: args are fio's arguments, runDir the directory fio works in.
+func (r podRun) pod(args []string, runDir string) *corev1.Pod {
+	grace := podGrace
+	noToken := false
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: r.name(), Namespace: r.Target.Namespace, Labels: r.labels()},
+		Spec: corev1.PodSpec{
+			RestartPolicy:                 corev1.RestartPolicyNever,
+			HostNetwork:                   r.HostNetwork,
+			TerminationGracePeriodSeconds: &grace,
+			AutomountServiceAccountToken:  &noToken,
+			Containers: []corev1.Container{{
+				Name:            containerName,
+				Image:           r.Image,
+				ImagePullPolicy: corev1.PullPolicy(r.PullPolicy),
+				Command:         append([]string{"sh", "-c", podScript, "sh", runDir}, args...),
+				VolumeMounts:    []corev1.VolumeMount{{Name: "data", MountPath: mountPath}},
+			}},
+			Volumes: []corev1.Volume{{
+				Name: "data",
+				VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{
+					ClaimName: r.claimName(),
+				}},
+			}},
+		},
+	}
+	if r.Hostname != "" {
+		p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+				NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{
+					Key: "kubernetes.io/hostname", Operator: corev1.NodeSelectorOpIn, Values: []string{r.Hostname},
+				}}}},
+			},
+		}}
+	}
+	return p
+}
+
+// Run creates the claim (storage_class) and the pod together, waits for the pod to finish, and
+// returns its log: fio's JSON and messages. Whatever happens, including ctx ending, the pod and
+// claim are deleted and waited for before Run returns (with a context of their own); a cleanup
+// problem is returned as cleanupErr, separately from the run's error.
+func (r podRun) Run(ctx context.Context) (out []byte, runErr, cleanupErr error) {
+	runDir := mountPath + "/" + runDirPrefix + r.RunID
+	args, err := fio.Args(r.Spec, runDir)
+	if err != nil {
+		return nil, err, nil
+	}
+	ns := r.Target.Namespace
+	created := &cleanup{client: r.Client, namespace: ns, log: r.log}
+	defer func() { cleanupErr = created.run(ctx) }()
+
+	// The claim and the pod go in together: a WaitForFirstConsumer class binds the claim only
+	// once a pod that uses it is scheduled.
+	if r.Target.Kind == targetStorageClass {
+		r.log("creating the benchmark claim", map[string]any{"namespace": ns, "name": r.name(), "storage_class": r.Target.Name, "size": r.Target.VolumeSize.String()})
+		pvc, err := r.Client.CoreV1().PersistentVolumeClaims(ns).Create(ctx, r.claim(), metav1.CreateOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("creating claim %s/%s: %w", ns, r.name(), err), nil
+		}
+		created.claim = pvc
+	}
+	r.log("creating the fio pod", map[string]any{"namespace": ns, "name": r.name(), "image": r.Image, "claim": r.claimName(), "fio_args": strings.Join(args, " ")})
+	if _, err := r.Client.CoreV1().Pods(ns).Create(ctx, r.pod(args, runDir), metav1.CreateOptions{}); err != nil {
+		return nil, fmt.Errorf("creating pod %s/%s: %w", ns, r.name(), err), nil
+	}
+	created.pod = r.name()
+
+	pod, err := r.wait(ctx)
+	if err != nil {
+		return nil, r.explain(err), nil
+	}
+	out, err = r.Client.CoreV1().Pods(ns).GetLogs(r.name(), &corev1.PodLogOptions{Container: containerName}).DoRaw(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading the log of pod %s/%s: %w", ns, r.name(), err), nil
+	}
+	r.log("fio pod finished", map[string]any{"name": r.name(), "phase": string(pod.Status.Phase), "log_bytes": len(out)})
+	if pod.Status.Phase == corev1.PodFailed {
+		// fio's own message is in the log; let the parser find it.
+		if _, perr := fio.Parse(out); perr != nil {
+			return out, perr, nil
+		}
+		return out, fmt.Errorf("pod %s/%s failed (%s) although fio reported results: %s", ns, r.name(), terminated(pod), lastLines(out, 20)), nil
+	}
+	return out, nil, nil
+}
+
+// wait polls the pod until it has succeeded or failed, or ctx ends. An image the node cannot get
+// ends the wait at once.
+func (r podRun) wait(ctx context.Context) (*corev1.Pod, error) {
+	var pod *corev1.Pod
+	var fatal error
+	lastPhase := corev1.PodPhase("")
+	err := kube.Poll(ctx, pollInterval, time.Until(deadline(ctx)), "pod "+r.Target.Namespace+"/"+r.name()+" to finish", func(ctx context.Context) (bool, string, error) {
+		p, err := r.Client.CoreV1().Pods(r.Target.Namespace).Get(ctx, r.name(), metav1.GetOptions{})
+		if err != nil {
+			if ctx.Err() != nil {
+				return false, "", nil
+			}
+			return false, "", fmt.Errorf("reading pod %s/%s: %w", r.Target.Namespace, r.name(), err)
+		}
+		pod = p
+		if p.Status.Phase != lastPhase {
+			lastPhase = p.Status.Phase
+			r.log("fio pod phase", map[string]any{"name": r.name(), "phase": string(p.Status.Phase), "node": p.Spec.NodeName})
+		}
+		switch p.Status.Phase {
+		case corev1.PodSucceeded, corev1.PodFailed:
+			return true, "", nil
+		}
+		reason := pendingReason(p)
+		for _, cs := range p.Status.ContainerStatuses {
+			if w := cs.State.Waiting; w != nil {
+				switch w.Reason {
+				case "ErrImageNeverPull", "InvalidImageName", "CreateContainerConfigError":
+					fatal = fmt.Errorf("the fio container cannot start: %s: %s", w.Reason, w.Message)
+					return true, "", nil
+				}
+			}
+		}
+		return false, reason, nil
+	})
+	if fatal != nil {
+		return pod, fatal
+	}
+	return pod, err
+}
+
+// deadline returns ctx's deadline, or an hour from now when it has none.
+func deadline(ctx context.Context) time.Time {
+	if d, ok := ctx.Deadline(); ok {
+		return d
+	}
+	return time.Now().Add(time.Hour)
+}
+
+// pendingReason says why a pod is not running yet: unscheduled, or a container waiting.
+func pendingReason(p *corev1.Pod) string {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Message != "" {
+			return fmt.Sprintf("pod is %s: %s: %s", p.Status.Phase, c.Reason, c.Message)
+		}
+	}
+	for _, cs := range p.Status.ContainerStatuses {
+		if w := cs.State.Waiting; w != nil && w.Reason != "" {
+			return fmt.Sprintf("container is waiting: %s: %s", w.Reason, w.Message)
+		}
+	}
+	if p.Status.Phase != "" {
+		return "pod is " + string(p.Status.Phase)
+	}
+	return ""
+}
+
+// explain adds the events of the pod and the claim to a failed wait.
+func (r podRun) explain(err error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var b strings.Builder
+	b.WriteString(err.Error())
+	add := func(kind, name string) {
+		events := kube.EventsFor(ctx, r.Client, r.Target.Namespace, kind, name)
+		if len(events) == 0 {
+			return
+		}
+		fmt.Fprintf(&b, "\n\nEvents of %s %s/%s:\n  %s", strings.ToLower(kind), r.Target.Namespace, name, strings.Join(events, "\n  "))
+	}
+	add("Pod", r.name())
+	add("PersistentVolumeClaim", r.claimName())
+	if r.Target.Kind == targetStorageClass {
+		if pvc, gerr := r.Client.CoreV1().PersistentVolumeClaims(r.Target.Namespace).Get(ctx, r.name(), metav1.GetOptions{}); gerr == nil {
+			fmt.Fprintf(&b, "\n\nThe claim was %s.", pvc.Status.Phase)
+		}
+	}
+	return errors.New(b.String())
+}
+
+func terminated(p *corev1.Pod) string {
+	for _, cs := range p.Status.ContainerStatuses {
+		if t := cs.State.Terminated; t != nil {
+			return fmt.Sprintf("exit code %d, %s", t.ExitCode, t.Reason)
+		}
+	}
+	return string(p.Status.Phase)
+}
+
+func lastLines(b []byte, n int) string {
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// cleanup deletes what a run created and waits until it is gone.
+type cleanup struct {
+	client    kubernetes.Interface
+	namespace string
+	log       func(string, map[string]any)
+	pod       string
+	claim     *corev1.PersistentVolumeClaim
+}
+
+// run deletes the pod, then the claim, and waits for both to be gone, with a context that outlives
+// ctx (which may have been cancelled or timed out). A statically provisioned volume the claim
+// bound is made Available again; a dynamically provisioned one with reclaim policy Delete is
+// waited for until its provisioner deleted it.
+func (c *cleanup) run(ctx context.Context) error {
+	if c.pod == "" && c.claim == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	var errs []error
+	if c.pod != "" {
+		c.log("deleting the fio pod", map[string]any{"namespace": c.namespace, "name": c.pod})
+		errs = append(errs, c.deleteAndWait(ctx, "pod", c.pod,
+			func(ctx context.Context) error {
+				return c.client.CoreV1().Pods(c.namespace).Delete(ctx, c.pod, metav1.DeleteOptions{})
+			},
+			func(ctx context.Context) error {
+				_, err := c.client.CoreV1().Pods(c.namespace).Get(ctx, c.pod, metav1.GetOptions{})
+				return err
+			}))
+	}
+	if c.claim != nil {
+		name := c.claim.Name
+		// The volume the claim bound, if any, read before the claim goes.
+		pvName := ""
+		if pvc, err := c.client.CoreV1().PersistentVolumeClaims(c.namespace).Get(ctx, name, metav1.GetOptions{}); err == nil {
+			pvName = pvc.Spec.VolumeName
+			c.claim = pvc
+		}
+		c.log("deleting the benchmark claim", map[string]any{"namespace": c.namespace, "name": name, "volume": pvName})
+		errs = append(errs, c.deleteAndWait(ctx, "claim", name,
+			func(ctx context.Context) error {
+				return c.client.CoreV1().PersistentVolumeClaims(c.namespace).Delete(ctx, name, metav1.DeleteOptions{})
+			},
+			func(ctx context.Context) error {
+				_, err := c.client.CoreV1().PersistentVolumeClaims(c.namespace).Get(ctx, name, metav1.GetOptions{})
+				return err
+			}))
+		if pvName != "" {
+			errs = append(errs, c.releaseVolume(ctx, pvName))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (c *cleanup) deleteAndWait(ctx context.Context, kind, name string, del, get func(context.Context) error) error {
+	if err := del(ctx); err != nil && !kube.IsNotFound(err) {
+		return fmt.Errorf("deleting %s %s/%s: %w", kind, c.namespace, name, err)
+	}
+	return kube.Poll(ctx, pollInterval, cleanupTimeout, kind+" "+c.namespace+"/"+name+" to be deleted", func(ctx context.Context) (bool, string, error) {
+		err := get(ctx)
+		if kube.IsNotFound(err) {
+			return true, "", nil
+		}
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		return false, "it still exists", nil
+	})
+}
+
+// releaseVolume deals with the volume the temporary claim bound, once the claim is gone: a static
+// volume (no provisioned-by annotation) that was Released with reclaim policy Retain gets its
+// claim reference removed, so it is Available again, as it was before the run; a volume with
+// reclaim policy Delete is waited for until its provisioner removed it.
+func (c *cleanup) releaseVolume(ctx context.Context, pvName string) error {
+	claimUID := c.claim.UID
+	return kube.Poll(ctx, pollInterval, cleanupTimeout, "volume "+pvName+" to be released", func(ctx context.Context) (bool, string, error) {
+		pv, err := c.client.CoreV1().PersistentVolumes().Get(ctx, pvName, metav1.GetOptions{})
+		if kube.IsNotFound(err) {
+			return true, "", nil
+		}
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		if ref := pv.Spec.ClaimRef; ref == nil || ref.UID != claimUID {
+			return true, "", nil // bound to someone else now, or already Available
+		}
+		switch {
+		case pv.Spec.PersistentVolumeReclaimPolicy == corev1.PersistentVolumeReclaimDelete:
+			return false, "waiting for the provisioner to delete it (phase " + string(pv.Status.Phase) + ")", nil
+		case pv.Spec.PersistentVolumeReclaimPolicy == corev1.PersistentVolumeReclaimRetain && pv.Annotations["pv.kubernetes.io/provisioned-by"] == "":
+			if pv.Status.Phase != corev1.VolumeReleased {
+				return false, "phase " + string(pv.Status.Phase), nil
+			}
+			pv.Spec.ClaimRef = nil
+			if _, err := c.client.CoreV1().PersistentVolumes().Update(ctx, pv, metav1.UpdateOptions{}); err != nil {
+				return false, "making it Available again: " + err.Error(), nil
+			}
+			c.log("made the static volume Available again", map[string]any{"volume": pvName})
+			return true, "", nil
+		default:
+			// A dynamically provisioned volume kept by its Retain policy: leave it to its owner.
+			c.log("the benchmark claim's volume is retained by its reclaim policy", map[string]any{"volume": pvName})
+			return true, "", nil
+		}
+	})
+}
