@@ -126,15 +126,19 @@ func loadLocal(src Source) (*chart.Chart, error) {
 	return ch, nil
 }
 
-func (c *Client) httpGetter(src Source, withCredentials bool) (getter.Getter, error) {
+// httpGetter returns a getter for src's repository. Like helm, it sends the
+// credentials only to the repository's own scheme and host (WithURL), not to
+// charts the index places elsewhere.
+func (c *Client) httpGetter(src Source) (getter.Getter, error) {
 	opts := []getter.Option{
+		getter.WithURL(src.Repository),
 		getter.WithInsecureSkipVerifyTLS(src.Insecure),
 		getter.WithUserAgent("terraform-provider-clusterstorage"),
 	}
 	if src.CAFile != "" {
 		opts = append(opts, getter.WithTLSClientConfig("", "", src.CAFile))
 	}
-	if withCredentials && (src.Username != "" || src.Password != "") {
+	if src.Username != "" || src.Password != "" {
 		opts = append(opts, getter.WithBasicAuth(src.Username, src.Password))
 	}
 	return getter.NewHTTPGetter(opts...)
@@ -146,7 +150,7 @@ func (c *Client) fetchFromRepo(ctx context.Context, src Source) (*chart.Chart, e
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	g, err := c.httpGetter(src, true)
+	g, err := c.httpGetter(src)
 	if err != nil {
 		return nil, err
 	}
@@ -189,19 +193,8 @@ func (c *Client) fetchFromRepo(ctx context.Context, src Source) (*chart.Chart, e
 		}
 	}
 
-	// Like helm, credentials go only to the repository's own host.
-	sameHost := false
-	if u1, err1 := url.Parse(src.Repository); err1 == nil {
-		if u2, err2 := url.Parse(chartURL); err2 == nil {
-			sameHost = u1.Host == u2.Host
-		}
-	}
-	dl, err := c.httpGetter(src, sameHost)
-	if err != nil {
-		return nil, err
-	}
 	c.log("downloading chart %s %s from %s", cv.Name, cv.Version, chartURL)
-	data, err := dl.Get(chartURL)
+	data, err := g.Get(chartURL)
 	if err != nil {
 		return nil, fmt.Errorf("downloading chart %s: %w", src, err)
 	}
