@@ -1,0 +1,286 @@
+package node
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// ErrDirNotEmpty is wrapped by RemoveDir's error for a directory that still holds entries.
+var ErrDirNotEmpty = errors.New("directory is not empty")
+
+// FileInfo describes a path on a node, as Stat saw it.
+type FileInfo struct {
+	// Path is the path asked about.
+	Path string
+	// Exists is false when nothing is at Path; the other fields are zero then.
+	Exists bool
+	// Mode holds the type bits (fs.ModeDir, fs.ModeSymlink, ...) and the permission, setuid,
+	// setgid and sticky bits. A symbolic link is described itself, not what it points to.
+	Mode fs.FileMode
+	// UID and GID are the numeric owner and group.
+	UID, GID int
+	// Size is the size in bytes.
+	Size int64
+	// Empty is true for a directory without entries.
+	Empty bool
+}
+
+// IsDir reports whether Path is a directory (not a symbolic link to one).
+func (fi FileInfo) IsDir() bool {
+	return fi.Exists && fi.Mode.IsDir()
+}
+
+// statScript prints "missing", or the raw mode (hex), uid, gid and size, plus "empty" or
+// "notempty" for a directory. LC_ALL=C keeps error messages in English for matching.
+const statScript = `LC_ALL=C; export LC_ALL
+if ! out=$(stat -c '%f %u %g %s' -- "$1" 2>&1); then
+	case $out in
+	*"No such file or directory"*) echo missing; exit 0 ;;
+	esac
+	printf '%s\n' "$out" >&2
+	exit 1
+fi
+printf '%s\n' "$out"
+if [ -d "$1" ] && [ ! -L "$1" ]; then
+	found=$(find "$1" -maxdepth 0 -empty) || exit 1
+	if [ -n "$found" ]; then echo empty; else echo notempty; fi
+fi`
+
+// Stat describes path (which must be absolute) without following a final symbolic link. A
+// missing path is not an error: FileInfo.Exists is false.
+func (h *Host) Stat(ctx context.Context, path string) (FileInfo, error) {
+	if err := checkAbsolute(path); err != nil {
+		return FileInfo{}, err
+	}
+	res, err := h.Run(ctx, Script(statScript, path))
+	if err != nil {
+		return FileInfo{}, fmt.Errorf("stat %s on %s: %w", path, h, err)
+	}
+	fi, err := parseStat(path, res.Stdout)
+	if err != nil {
+		return FileInfo{}, fmt.Errorf("stat %s on %s: %w", path, h, err)
+	}
+	return fi, nil
+}
+
+// parseStat parses statScript's output.
+func parseStat(path string, out []byte) (FileInfo, error) {
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	fi := FileInfo{Path: path}
+	if lines[0] == "missing" {
+		return fi, nil
+	}
+	fields := strings.Fields(lines[0])
+	if len(fields) != 4 {
+		return FileInfo{}, fmt.Errorf("unexpected stat output %q", out)
+	}
+	raw, err := strconv.ParseUint(fields[0], 16, 32)
+	if err != nil {
+		return FileInfo{}, fmt.Errorf("unexpected mode in stat output %q: %w", out, err)
+	}
+	if fi.UID, err = strconv.Atoi(fields[1]); err != nil {
+		return FileInfo{}, fmt.Errorf("unexpected uid in stat output %q: %w", out, err)
+	}
+	if fi.GID, err = strconv.Atoi(fields[2]); err != nil {
+		return FileInfo{}, fmt.Errorf("unexpected gid in stat output %q: %w", out, err)
+	}
+	if fi.Size, err = strconv.ParseInt(fields[3], 10, 64); err != nil {
+		return FileInfo{}, fmt.Errorf("unexpected size in stat output %q: %w", out, err)
+	}
+	fi.Exists = true
+	fi.Mode = fromUnixMode(uint32(raw))
+	if fi.Mode.IsDir() {
+		if len(lines) != 2 || (lines[1] != "empty" && lines[1] != "notempty") {
+			return FileInfo{}, fmt.Errorf("unexpected stat output %q for a directory", out)
+		}
+		fi.Empty = lines[1] == "empty"
+	}
+	return fi, nil
+}
+
+// Unix mode bits (sys/stat.h), which fs.FileMode numbers differently.
+const (
+	unixTypeMask = 0o170000
+	unixDir      = 0o040000
+	unixSymlink  = 0o120000
+	unixFIFO     = 0o010000
+	unixSocket   = 0o140000
+	unixCharDev  = 0o020000
+	unixBlockDev = 0o060000
+	unixSetuid   = 0o4000
+	unixSetgid   = 0o2000
+	unixSticky   = 0o1000
+)
+
+// fromUnixMode converts a st_mode to an fs.FileMode.
+func fromUnixMode(m uint32) fs.FileMode {
+	mode := fs.FileMode(m & 0o777)
+	switch m & unixTypeMask {
+	case unixDir:
+		mode |= fs.ModeDir
+	case unixSymlink:
+		mode |= fs.ModeSymlink
+	case unixFIFO:
+		mode |= fs.ModeNamedPipe
+	case unixSocket:
+		mode |= fs.ModeSocket
+	case unixCharDev:
+		mode |= fs.ModeDevice | fs.ModeCharDevice
+	case unixBlockDev:
+		mode |= fs.ModeDevice
+	}
+	if m&unixSetuid != 0 {
+		mode |= fs.ModeSetuid
+	}
+	if m&unixSetgid != 0 {
+		mode |= fs.ModeSetgid
+	}
+	if m&unixSticky != 0 {
+		mode |= fs.ModeSticky
+	}
+	return mode
+}
+
+// chmodArg renders the permission and special bits of m as chmod's numeric mode. It has five
+// digits: GNU chmod keeps a directory's setuid and setgid bits for a shorter numeric mode.
+func chmodArg(m fs.FileMode) string {
+	n := uint32(m.Perm())
+	if m&fs.ModeSetuid != 0 {
+		n |= unixSetuid
+	}
+	if m&fs.ModeSetgid != 0 {
+		n |= unixSetgid
+	}
+	if m&fs.ModeSticky != 0 {
+		n |= unixSticky
+	}
+	return fmt.Sprintf("0%04o", n)
+}
+
+// DirOptions are the attributes MkdirAll gives the directory.
+type DirOptions struct {
+	// Mode is the permission (and setuid, setgid, sticky) bits; 0 leaves what mkdir and the umask
+	// give a new directory, or an existing directory's mode, unchanged.
+	Mode fs.FileMode
+	// Owner is a user name or numeric uid; "" leaves it unchanged.
+	Owner string
+	// Group is a group name or numeric gid; "" leaves it unchanged.
+	Group string
+}
+
+// mkdirScript: $1 path, $2 chmod mode or "", $3 chown spec or "".
+const mkdirScript = `mkdir -p -- "$1" || exit 1
+if [ -n "$2" ]; then chmod "$2" -- "$1" || exit 1; fi
+if [ -n "$3" ]; then chown -- "$3" "$1" || exit 1; fi`
+
+// MkdirAll makes the directory path (absolute) and any missing parents, then sets its mode and
+// owner as opts says (parents get the defaults). On an existing directory it only sets the mode and
+// owner, so it is safe to repeat.
+func (h *Host) MkdirAll(ctx context.Context, path string, opts DirOptions) error {
+	if err := checkAbsolute(path); err != nil {
+		return err
+	}
+	for what, name := range map[string]string{"owner": opts.Owner, "group": opts.Group} {
+		if strings.ContainsAny(name, ": \t\n") {
+			return fmt.Errorf("%s %q must be a name or a number, without ':' or spaces", what, name)
+		}
+	}
+	if opts.Mode&^(fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky) != 0 {
+		return fmt.Errorf("mode %s for directory %s: only permission, setuid, setgid and sticky bits can be set", opts.Mode, path)
+	}
+	mode := ""
+	if opts.Mode != 0 {
+		mode = chmodArg(opts.Mode)
+	}
+	owner := opts.Owner
+	if opts.Group != "" {
+		owner += ":" + opts.Group
+	}
+	if _, err := h.Run(ctx, Script(mkdirScript, path, mode, owner)); err != nil {
+		return fmt.Errorf("making directory %s on %s: %w", path, h, err)
+	}
+	return nil
+}
+
+// removeDirScript removes the empty directory $1, succeeding when it is already gone.
+const removeDirScript = `LC_ALL=C; export LC_ALL
+if [ ! -e "$1" ] && [ ! -L "$1" ]; then exit 0; fi
+exec rmdir -- "$1"`
+
+// RemoveDir removes the directory path (absolute) if it is empty; a missing directory is success.
+// A directory with entries is left alone and the error wraps ErrDirNotEmpty.
+func (h *Host) RemoveDir(ctx context.Context, path string) error {
+	if err := checkAbsolute(path); err != nil {
+		return err
+	}
+	_, err := h.Run(ctx, Script(removeDirScript, path))
+	var exitErr *ExitError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &exitErr) && strings.Contains(exitErr.Stderr, "Directory not empty"):
+		return fmt.Errorf("removing directory %s on %s: %w (it still holds data: empty it first if that data may go)", path, h, ErrDirNotEmpty)
+	default:
+		return fmt.Errorf("removing directory %s on %s: %w", path, h, err)
+	}
+}
+
+// ReadFile returns the contents of the file path (absolute). A missing file returns an error
+// wrapping fs.ErrNotExist.
+func (h *Host) ReadFile(ctx context.Context, path string) ([]byte, error) {
+	if err := checkAbsolute(path); err != nil {
+		return nil, err
+	}
+	res, err := h.Run(ctx, NewCommand("env", "LC_ALL=C", "cat", "--", path))
+	var exitErr *ExitError
+	switch {
+	case err == nil:
+		return res.Stdout, nil
+	case errors.As(err, &exitErr) && strings.Contains(exitErr.Stderr, "No such file or directory"):
+		return nil, fmt.Errorf("reading %s on %s: %w", path, h, fs.ErrNotExist)
+	default:
+		return nil, fmt.Errorf("reading %s on %s: %w", path, h, err)
+	}
+}
+
+// writeFileScript writes stdin to a temporary file next to $1, sets mode $2, and renames it over
+// $1, so readers never see a partial file.
+const writeFileScript = `umask 077
+tmp=$(mktemp "$1.XXXXXX") || exit 1
+trap 'rm -f -- "$tmp"' EXIT
+cat > "$tmp" || exit 1
+chmod "$2" -- "$tmp" || exit 1
+mv -f -- "$tmp" "$1" || exit 1
+trap - EXIT`
+
+// WriteFile replaces the file path (absolute) with data and mode (permission bits), atomically:
+// the data goes to a temporary file in the same directory, which is then renamed. The data travels
+// on stdin, never on a command line.
+func (h *Host) WriteFile(ctx context.Context, path string, data []byte, mode os.FileMode) error {
+	if err := checkAbsolute(path); err != nil {
+		return err
+	}
+	if mode&^fs.ModePerm != 0 {
+		return fmt.Errorf("mode %s for file %s: only permission bits can be set", mode, path)
+	}
+	_, err := h.Exec(ctx, Script(writeFileScript, path, chmodArg(mode)), ExecOptions{Stdin: bytes.NewReader(data)})
+	if err != nil {
+		return fmt.Errorf("writing %s on %s: %w", path, h, err)
+	}
+	return nil
+}
+
+// checkAbsolute rejects relative paths: they would depend on the login directory. An absolute
+// path never starts with '-', so no command can take it for an option.
+func checkAbsolute(path string) error {
+	if !strings.HasPrefix(path, "/") {
+		return fmt.Errorf("path %q must be absolute", path)
+	}
+	return nil
+}

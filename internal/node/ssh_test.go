@@ -1,0 +1,879 @@
+package node_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/acctest"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/node"
+)
+
+// target returns a target logging in to s with its client key, checking its known_hosts.
+func target(s *acctest.SSHD) node.Target {
+	return node.Target{Endpoint: node.Endpoint{
+		Host:    s.Host,
+		Port:    s.Port,
+		User:    s.User,
+		Auth:    node.Auth{PrivateKey: s.ClientKeyPEM},
+		HostKey: node.HostKeyPolicy{KnownHostsFile: s.KnownHostsPath},
+	}}
+}
+
+func newPool(t *testing.T, opts node.PoolOptions) *node.Pool {
+	t.Helper()
+	p := node.NewPool(opts)
+	t.Cleanup(func() {
+		if err := p.Close(); err != nil {
+			t.Errorf("closing the pool: %v", err)
+		}
+	})
+	return p
+}
+
+func newHost(t *testing.T, p *node.Pool, tg node.Target) *node.Host {
+	t.Helper()
+	h, err := p.Host(tg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// processesWith returns the pids below sshd whose command line contains marker.
+func processesWith(t *testing.T, s *acctest.SSHD, marker string) []int {
+	t.Helper()
+	var pids []int
+	for _, pid := range s.Descendants(t) {
+		cmdline, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+		if err == nil && bytes.Contains(cmdline, []byte(marker)) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+func TestRun_OutputExitCodeAndErrors(t *testing.T) {
+	s := acctest.StartSSHD(t)
+	h := newHost(t, newPool(t, node.PoolOptions{}), target(s))
+	ctx := t.Context()
+
+	res, err := h.Run(ctx, node.Script(`echo out "$1"; echo err >&2`, "a b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(res.Stdout) != "out a b\n" || string(res.Stderr) != "err\n" || res.ExitCode != 0 {
+		t.Errorf("result = %q %q %d", res.Stdout, res.Stderr, res.ExitCode)
+	}
+
+	res, err = h.Run(ctx, node.Script(`echo partial; echo "  first line" >&2; echo "$1" >&2; exit 3`, "boom"))
+	var exitErr *node.ExitError
+	if !errors.As(err, &exitErr) {
+		t.Fatalf("want *node.ExitError, got %T: %v", err, err)
+	}
+	if exitErr.ExitCode != 3 || res.ExitCode != 3 || exitErr.Stderr != "first line\nboom" || string(res.Stdout) != "partial\n" {
+		t.Errorf("exit error = %+v, result = %+v", exitErr, res)
+	}
+	wantMsg := fmt.Sprintf("command sh -c 'echo partial; echo \"  first line\" >&2; echo \"$1\" >&2; exit 3' sh boom on %s@%s exited with status 3: first line\nboom", s.User, s.Addr())
+	if err.Error() != wantMsg {
+		t.Errorf("error message\n got: %s\nwant: %s", err, wantMsg)
+	}
+
+	_, err = h.Run(ctx, node.NewCommand("/nonexistent/program"))
+	if !errors.As(err, &exitErr) || exitErr.ExitCode != 127 || !strings.Contains(exitErr.Stderr, "/nonexistent/program") {
+		t.Errorf("missing program: %v", err)
+	}
+
+	_, err = h.Run(ctx, node.NewCommand("sh", "-c", "kill -KILL $$"))
+	if !errors.As(err, &exitErr) || exitErr.Signal != "KILL" || exitErr.ExitCode != -1 {
+		t.Errorf("killed command: %v", err)
+	}
+	if err != nil && !strings.Contains(err.Error(), "was killed by signal KILL") {
+		t.Errorf("killed command message: %v", err)
+	}
+}
+
+func TestExec_StdinAndStreaming(t *testing.T) {
+	s := acctest.StartSSHD(t)
+	h := newHost(t, newPool(t, node.PoolOptions{}), target(s))
+
+	data := make([]byte, 3<<20)
+	if _, err := rand.Read(data); err != nil {
+		t.Fatal(err)
+	}
+	var streamed bytes.Buffer
+	res, err := h.Exec(t.Context(), node.NewCommand("cat"), node.ExecOptions{Stdin: bytes.NewReader(data), Stdout: &streamed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(res.Stdout, data) || !bytes.Equal(streamed.Bytes(), data) {
+		t.Errorf("cat returned %d bytes (streamed %d), want the %d sent", len(res.Stdout), streamed.Len(), len(data))
+	}
+
+	// Without stdin a command reading it sees EOF instead of hanging.
+	res, err = h.Run(t.Context(), node.NewCommand("wc", "-c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.TrimSpace(string(res.Stdout)) != "0" {
+		t.Errorf("wc -c without stdin printed %q", res.Stdout)
+	}
+
+	// A command that ignores a large stdin finishes normally.
+	if _, err := h.Exec(t.Context(), node.NewCommand("true"), node.ExecOptions{Stdin: bytes.NewReader(data)}); err != nil {
+		t.Errorf("command ignoring stdin: %v", err)
+	}
+}
+
+// TestQuoteThroughSSH sends strings that break naive quoting through sshd and the remote login
+// shell, and checks every byte comes back.
+func TestQuoteThroughSSH(t *testing.T) {
+	s := acctest.StartSSHD(t)
+	h := newHost(t, newPool(t, node.PoolOptions{}), target(s))
+	args := []string{
+		"", " ", "'", `"`, `\`, `'\''`, "$HOME", "$(id)", "`id`", "a;b", "a|b", "*", "~", "#x", "!",
+		"a=b", "-n", "--", "\n", "a\nb", "\t", "%s", "é", "\xff\xfe", "{a,b}", "a b\tc",
+	}
+	res, err := h.Run(t.Context(), node.NewCommand("printf", `%s\0`).Arg(args...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Join(args, "\x00") + "\x00"
+	if string(res.Stdout) != want {
+		t.Errorf("arguments came back as %q, want %q", res.Stdout, want)
+	}
+
+	_, err = h.Run(t.Context(), node.NewCommand("echo", "a\x00b"))
+	if !errors.Is(err, node.ErrNUL) {
+		t.Errorf("NUL argument: got %v, want ErrNUL", err)
+	}
+}
+
+func TestExec_TimeoutKillsTheCommand(t *testing.T) {
+	s := acctest.StartSSHD(t)
+	tg := target(s)
+	tg.CommandTimeout = 500 * time.Millisecond
+	h := newHost(t, newPool(t, node.PoolOptions{}), tg)
+
+	start := time.Now()
+	res, err := h.Run(t.Context(), node.NewCommand("sleep", "31.25"))
+	elapsed := time.Since(start)
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "timed out after 500ms") {
+		t.Fatalf("want a timeout error, got %v", err)
+	}
+	if res == nil || res.ExitCode != -1 {
+		t.Errorf("result of a timed out command: %+v", res)
+	}
+	if elapsed > 5*time.Second {
+		t.Errorf("a 500ms timeout took %s to return", elapsed)
+	}
+	waitFor(t, "the timed out sleep to be gone", 5*time.Second, func() bool {
+		return len(processesWith(t, s, "31.25")) == 0
+	})
+
+	// The per-call timeout overrides the target's.
+	if _, err := h.Exec(t.Context(), node.NewCommand("sleep", "1"), node.ExecOptions{Timeout: 10 * time.Second}); err != nil {
+		t.Errorf("per-call timeout: %v", err)
+	}
+}
+
+func TestExec_CancelKillsTheCommand(t *testing.T) {
+	s := acctest.StartSSHD(t)
+	h := newHost(t, newPool(t, node.PoolOptions{}), target(s))
+
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go func() {
+		// Cancel once the command is seen running on the server.
+		deadline := time.Now().Add(10 * time.Second)
+		for len(processesWith(t, s, "32.75")) == 0 && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		cancel()
+	}()
+	_, err := h.Run(ctx, node.NewCommand("sleep", "32.75"))
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("want context.Canceled, got %v", err)
+	}
+	waitFor(t, "the cancelled sleep to be gone", 5*time.Second, func() bool {
+		return len(processesWith(t, s, "32.75")) == 0
+	})
+	// The connection is still good.
+	if _, err := h.Run(t.Context(), node.NewCommand("true")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestHostKey_Mismatch(t *testing.T) {
+	s := acctest.StartSSHD(t)
+	otherKey := newPublicKey(t)
+	known := filepath.Join(t.TempDir(), "known_hosts")
+	line := fmt.Sprintf("[%s]:%d %s\n", s.Host, s.Port, strings.TrimSpace(string(ssh.MarshalAuthorizedKey(otherKey))))
+	if err := os.WriteFile(known, []byte(line), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tg := target(s)
+	tg.HostKey.KnownHostsFile = known
+	p := newPool(t, node.PoolOptions{})
+	_, err := newHost(t, p, tg).Run(t.Context(), node.NewCommand("true"))
+
+	var hkErr *node.HostKeyError
+	if !errors.As(err, &hkErr) {
+		t.Fatalf("want *node.HostKeyError, got %T: %v", err, err)
+	}
+	serverKey := parseKey(t, s.HostPublicKey)
+	for _, want := range []string{
+		"host key MISMATCH for " + s.Addr(),
+		"presented ssh-ed25519 " + ssh.FingerprintSHA256(serverKey),
+		"known_hosts file " + known + " expects ssh-ed25519 " + ssh.FingerprintSHA256(otherKey) + " (" + known + ":1)",
+		"intercepting",
+		fmt.Sprintf("ssh-keygen -R [%s]:%d -f %s", s.Host, s.Port, known),
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not contain %q:\n%v", want, err)
+		}
+	}
+	if hkErr.Unknown {
+		t.Error("a mismatch reported as an unknown host")
+	}
+}
+
+func TestHostKey_UnknownHostAndMissingFile(t *testing.T) {
+	s := acctest.StartSSHD(t)
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "known_hosts")
+	if err := os.WriteFile(empty, []byte("[other.example]:22 "+s.HostPublicKey+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for name, file := range map[string]string{"unknown host": empty, "missing file": filepath.Join(dir, "absent")} {
+		t.Run(name, func(t *testing.T) {
+			tg := target(s)
+			tg.HostKey.KnownHostsFile = file
+			_, err := newHost(t, newPool(t, node.PoolOptions{}), tg).Run(t.Context(), node.NewCommand("true"))
+			var hkErr *node.HostKeyError
+			if !errors.As(err, &hkErr) || !hkErr.Unknown {
+				t.Fatalf("want an unknown-host *node.HostKeyError, got %T: %v", err, err)
+			}
+			// With no key known the server offers whichever of its keys it likes.
+			presented := false
+			for _, line := range s.HostPublicKeys {
+				key := parseKey(t, line)
+				presented = presented || strings.Contains(err.Error(), "presented "+key.Type()+" "+ssh.FingerprintSHA256(key))
+			}
+			if !presented {
+				t.Errorf("error does not show the presented key's fingerprint:\n%v", err)
+			}
+			for _, want := range []string{"host key verification failed for " + s.Addr(), "known_hosts file " + file,
+				fmt.Sprintf("ssh-keyscan -p %d %s >> %s", s.Port, s.Host, file)} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error does not contain %q:\n%v", want, err)
+				}
+			}
+		})
+	}
+}
+
+// TestHostKey_NegotiatesTheKnownAlgorithm: the server has ed25519 and ecdsa host keys and prefers
+// ed25519; a known_hosts file or pin holding only the ecdsa key must still verify.
+func TestHostKey_NegotiatesTheKnownAlgorithm(t *testing.T) {
+	s := acctest.StartSSHD(t)
+	ecdsaLine := s.HostPublicKeys[1]
+	if !strings.HasPrefix(ecdsaLine, "ecdsa-") {
+		t.Fatalf("second host key is %q, want ecdsa", ecdsaLine)
+	}
+	known := filepath.Join(t.TempDir(), "known_hosts")
+	if err := os.WriteFile(known, []byte(fmt.Sprintf("[%s]:%d %s\n", s.Host, s.Port, ecdsaLine)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := newPool(t, node.PoolOptions{})
+
+	tg := target(s)
+	tg.HostKey.KnownHostsFile = known
+	if _, err := newHost(t, p, tg).Run(t.Context(), node.NewCommand("true")); err != nil {
+		t.Errorf("known_hosts with only the ecdsa key: %v", err)
+	}
+
+	tg.HostKey = node.HostKeyPolicy{PinnedKeys: ecdsaLine + " comment\n"}
+	if _, err := newHost(t, p, tg).Run(t.Context(), node.NewCommand("true")); err != nil {
+		t.Errorf("pinned ecdsa key: %v", err)
+	}
+}
+
+func TestHostKey_PinnedAndInsecure(t *testing.T) {
+	s := acctest.StartSSHD(t)
+	p := newPool(t, node.PoolOptions{})
+
+	tg := target(s)
+	tg.HostKey = node.HostKeyPolicy{PinnedKeys: s.HostPublicKey}
+	if _, err := newHost(t, p, tg).Run(t.Context(), node.NewCommand("true")); err != nil {
+		t.Errorf("pinned key: %v", err)
+	}
+
+	wrong := newPublicKey(t)
+	tg.HostKey = node.HostKeyPolicy{PinnedKeys: string(ssh.MarshalAuthorizedKey(wrong))}
+	_, err := newHost(t, p, tg).Run(t.Context(), node.NewCommand("true"))
+	if err == nil || !strings.Contains(err.Error(), "host key MISMATCH for "+s.Addr()) ||
+		!strings.Contains(err.Error(), "the pinned host key expects ssh-ed25519 "+ssh.FingerprintSHA256(wrong)) {
+		t.Errorf("wrong pinned key: %v", err)
+	}
+
+	tg.HostKey = node.HostKeyPolicy{InsecureIgnoreHostKey: true}
+	if _, err := newHost(t, p, tg).Run(t.Context(), node.NewCommand("true")); err != nil {
+		t.Errorf("insecure: %v", err)
+	}
+}
+
+func TestAuth_WrongKeyIsRefusedClearly(t *testing.T) {
+	s := acctest.StartSSHD(t)
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, err := ssh.MarshalPrivateKey(priv, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg := target(s)
+	tg.Auth = node.Auth{PrivateKey: string(pem.EncodeToMemory(block))}
+	p := newPool(t, node.PoolOptions{})
+	_, err = newHost(t, p, tg).Run(t.Context(), node.NewCommand("true"))
+	var authErr *node.AuthError
+	if !errors.As(err, &authErr) {
+		t.Fatalf("want *node.AuthError, got %T: %v", err, err)
+	}
+	for _, want := range []string{"SSH authentication as " + s.User + "@" + s.Addr() + " failed", "configured: inline private key", "authorized_keys"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not contain %q:\n%v", want, err)
+		}
+	}
+	if strings.Contains(err.Error(), "PRIVATE KEY") {
+		t.Errorf("error shows the key: %v", err)
+	}
+}
+
+func TestAuth_KeyFileWithPassphrase(t *testing.T) {
+	s := acctest.StartSSHD(t)
+	keyFile := filepath.Join(t.TempDir(), "id")
+	if err := os.WriteFile(keyFile, []byte(s.ClientKeyPEM), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("ssh-keygen", "-q", "-p", "-N", "s3cret", "-f", keyFile).CombinedOutput(); err != nil {
+		t.Fatalf("encrypting the key: %v: %s", err, out)
+	}
+	p := newPool(t, node.PoolOptions{})
+	tg := target(s)
+
+	tg.Auth = node.Auth{PrivateKeyFile: keyFile}
+	_, err := newHost(t, p, tg).Run(t.Context(), node.NewCommand("true"))
+	if err == nil || !strings.Contains(err.Error(), "private key file "+keyFile+" is encrypted: set its passphrase") {
+		t.Errorf("encrypted key without passphrase: %v", err)
+	}
+
+	tg.Auth = node.Auth{PrivateKeyFile: keyFile, Passphrase: "wrong"}
+	_, err = newHost(t, p, tg).Run(t.Context(), node.NewCommand("true"))
+	if err == nil || !strings.Contains(err.Error(), "is the passphrase right?") || strings.Contains(err.Error(), "wrong") {
+		t.Errorf("wrong passphrase: %v", err)
+	}
+
+	tg.Auth = node.Auth{PrivateKeyFile: keyFile, Passphrase: "s3cret"}
+	if _, err := newHost(t, p, tg).Run(t.Context(), node.NewCommand("true")); err != nil {
+		t.Errorf("right passphrase: %v", err)
+	}
+	if p.Handshakes() != 1 {
+		t.Errorf("handshakes = %d, want 1 (key errors are found before connecting)", p.Handshakes())
+	}
+}
+
+func TestAuth_Agent(t *testing.T) {
+	s := acctest.StartSSHD(t)
+	if _, err := exec.LookPath("ssh-agent"); err != nil {
+		t.Skip("ssh-agent is not installed")
+	}
+	sock := filepath.Join(t.TempDir(), "agent.sock")
+	agentCmd := exec.Command("ssh-agent", "-D", "-a", sock)
+	if err := agentCmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := agentCmd.Process.Kill(); err != nil {
+			t.Logf("stopping ssh-agent: %v", err)
+		}
+		_ = agentCmd.Wait() //nolint:errcheck // killed on purpose.
+	})
+	waitFor(t, "ssh-agent's socket", 5*time.Second, func() bool {
+		_, err := os.Stat(sock)
+		return err == nil
+	})
+	add := exec.Command("ssh-add", s.ClientKeyPath)
+	add.Env = append(os.Environ(), "SSH_AUTH_SOCK="+sock)
+	if out, err := add.CombinedOutput(); err != nil {
+		t.Fatalf("ssh-add: %v: %s", err, out)
+	}
+
+	t.Setenv("SSH_AUTH_SOCK", sock)
+	tg := target(s)
+	tg.Auth = node.Auth{Agent: true}
+	res, err := newHost(t, newPool(t, node.PoolOptions{}), tg).Run(t.Context(), node.NewCommand("echo", "agent"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(res.Stdout) != "agent\n" {
+		t.Errorf("stdout %q", res.Stdout)
+	}
+
+	t.Setenv("SSH_AUTH_SOCK", "")
+	_, err = newHost(t, newPool(t, node.PoolOptions{}), tg).Run(t.Context(), node.NewCommand("true"))
+	if err == nil || !strings.Contains(err.Error(), "SSH_AUTH_SOCK is not set") {
+		t.Errorf("agent without socket: %v", err)
+	}
+}
+
+func TestAuth_Password(t *testing.T) {
+	s := acctest.StartSSHDWith(t, acctest.SSHDOptions{PasswordAuthentication: true})
+	u := s.AddUser(t, acctest.UserOptions{Password: "correct horse"})
+	p := newPool(t, node.PoolOptions{})
+	tg := target(s)
+	tg.User = u.Name
+	tg.Auth = node.Auth{Password: u.Password}
+	res, err := newHost(t, p, tg).Run(t.Context(), node.NewCommand("id", "-un"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.TrimSpace(string(res.Stdout)) != u.Name {
+		t.Errorf("logged in as %q, want %q", res.Stdout, u.Name)
+	}
+
+	tg.Auth = node.Auth{Password: "wrong horse"}
+	_, err = newHost(t, p, tg).Run(t.Context(), node.NewCommand("true"))
+	var authErr *node.AuthError
+	if !errors.As(err, &authErr) || strings.Contains(err.Error(), "wrong horse") || !strings.Contains(err.Error(), "configured: password") {
+		t.Errorf("wrong password: %v", err)
+	}
+}
+
+func TestSudo(t *testing.T) {
+	s := acctest.StartSSHD(t)
+	u := s.AddUser(t, acctest.UserOptions{Sudo: "nopasswd"})
+	p := newPool(t, node.PoolOptions{})
+	tg := target(s)
+	tg.User = u.Name
+
+	res, err := newHost(t, p, tg).Run(t.Context(), node.NewCommand("id", "-u"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.TrimSpace(string(res.Stdout)) == "0" {
+		t.Fatal("without sudo the command ran as root")
+	}
+
+	tg.Sudo = true
+	h := newHost(t, p, tg)
+	res, err = h.Run(t.Context(), node.NewCommand("id", "-u"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(string(res.Stdout)); got != "0" || res.Command != "sudo -n -- id -u" {
+		t.Errorf("with sudo: uid %q, command %q", got, res.Command)
+	}
+
+	// Helpers work through sudo: a directory only root may make, owned by the login user.
+	dir := filepath.Join(t.TempDir(), "sudo made")
+	if err := h.MkdirAll(t.Context(), dir, node.DirOptions{Mode: 0o750, Owner: u.Name, Group: "0"}); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := h.Stat(t.Context(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !fi.IsDir() || fi.Mode.Perm() != 0o750 || fi.UID == 0 || fi.GID != 0 {
+		t.Errorf("directory made through sudo: %+v", fi)
+	}
+
+	// Cancelling a command run through sudo kills it too (sudo passes the signal on).
+	tg.CommandTimeout = 500 * time.Millisecond
+	_, err = newHost(t, p, tg).Run(t.Context(), node.NewCommand("sleep", "33.5"))
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("want a timeout, got %v", err)
+	}
+	waitFor(t, "the sudo sleep to be gone", 5*time.Second, func() bool {
+		return len(processesWith(t, s, "33.5")) == 0
+	})
+}
+
+func TestSudo_PasswordRequired(t *testing.T) {
+	s := acctest.StartSSHD(t)
+	u := s.AddUser(t, acctest.UserOptions{Password: "pw", Sudo: "password"})
+	tg := target(s)
+	tg.User = u.Name
+	tg.Sudo = true
+	_, err := newHost(t, newPool(t, node.PoolOptions{}), tg).Run(t.Context(), node.NewCommand("true"))
+	if !errors.Is(err, node.ErrSudoPasswordRequired) {
+		t.Fatalf("want ErrSudoPasswordRequired, got %v", err)
+	}
+	for _, want := range []string{"sudo: a password is required", "NOPASSWD", u.Name + " ALL=(ALL) NOPASSWD: ALL", "or connect as root"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not contain %q:\n%v", want, err)
+		}
+	}
+}
+
+// TestPool_ConcurrentCallersShareOneHandshake: 30 callers at once on one host make one
+// connection, and the session limit keeps sshd's MaxSessions (10) from refusing any of them.
+func TestPool_ConcurrentCallersShareOneHandshake(t *testing.T) {
+	s := acctest.StartSSHD(t)
+	p := newPool(t, node.PoolOptions{})
+	tg := target(s)
+
+	var wg sync.WaitGroup
+	var failures atomic.Int32
+	start := make(chan struct{})
+	for i := range 30 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// Each caller makes its own Host, as separate resources would.
+			h, err := p.Host(tg)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			<-start
+			res, err := h.Run(t.Context(), node.NewCommand("sh", "-c", `sleep 0.2; echo "$1"`, "sh", strconv.Itoa(i)))
+			if err != nil {
+				failures.Add(1)
+				t.Errorf("caller %d: %v", i, err)
+				return
+			}
+			if got := strings.TrimSpace(string(res.Stdout)); got != strconv.Itoa(i) {
+				t.Errorf("caller %d got %q", i, got)
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	if got := p.Handshakes(); got != 1 {
+		t.Errorf("30 concurrent callers made %d handshakes, want 1", got)
+	}
+	if got := len(s.ConnectionPIDs(t)); got != 1 {
+		t.Errorf("sshd serves %d connections, want 1", got)
+	}
+}
+
+func TestPool_ReconnectsAfterTheServerDropsTheConnection(t *testing.T) {
+	s := acctest.StartSSHD(t)
+	p := newPool(t, node.PoolOptions{})
+	h := newHost(t, p, target(s))
+	if _, err := h.Run(t.Context(), node.NewCommand("true")); err != nil {
+		t.Fatal(err)
+	}
+	s.DropConnections(t)
+	res, err := h.Run(t.Context(), node.NewCommand("echo", "again"))
+	if err != nil {
+		t.Fatalf("after the server dropped the connection: %v", err)
+	}
+	if string(res.Stdout) != "again\n" {
+		t.Errorf("stdout %q", res.Stdout)
+	}
+	if got := p.Handshakes(); got != 2 {
+		t.Errorf("handshakes = %d, want 2", got)
+	}
+}
+
+// TestPool_KeepaliveClosesAHungConnection freezes the server side of the connection: keepalives
+// go unanswered, the pool closes the connection, and the next command reconnects.
+func TestPool_KeepaliveClosesAHungConnection(t *testing.T) {
+	s := acctest.StartSSHD(t)
+	p := newPool(t, node.PoolOptions{KeepaliveInterval: 100 * time.Millisecond, KeepaliveTimeout: 300 * time.Millisecond})
+	h := newHost(t, p, target(s))
+	if _, err := h.Run(t.Context(), node.NewCommand("true")); err != nil {
+		t.Fatal(err)
+	}
+	if p.OpenConnections() != 1 {
+		t.Fatalf("open connections = %d, want 1", p.OpenConnections())
+	}
+	frozen := s.ConnectionPIDs(t)
+	for _, pid := range s.Descendants(t) {
+		if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		for _, pid := range frozen {
+			_ = syscall.Kill(pid, syscall.SIGKILL) //nolint:errcheck // it may be gone.
+		}
+	})
+	waitFor(t, "the pool to close the hung connection", 5*time.Second, func() bool { return p.OpenConnections() == 0 })
+	if _, err := h.Run(t.Context(), node.NewCommand("true")); err != nil {
+		t.Fatalf("after a hung connection: %v", err)
+	}
+	if got := p.Handshakes(); got != 2 {
+		t.Errorf("handshakes = %d, want 2", got)
+	}
+}
+
+func TestBastion(t *testing.T) {
+	jump := acctest.StartSSHD(t)
+	dest := acctest.StartSSHD(t)
+	p := newPool(t, node.PoolOptions{})
+	tg := target(dest)
+	b := target(jump).Endpoint
+	tg.Bastion = &b
+
+	res, err := newHost(t, p, tg).Run(t.Context(), node.NewCommand("echo", "through"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(res.Stdout) != "through\n" {
+		t.Errorf("stdout %q", res.Stdout)
+	}
+	if got := p.Handshakes(); got != 2 {
+		t.Errorf("handshakes = %d, want 2 (bastion and destination)", got)
+	}
+	if got := len(jump.ConnectionPIDs(t)); got != 1 {
+		t.Errorf("the bastion has %d connections, want 1 (carrying the destination's)", got)
+	}
+
+	// A second node behind the same bastion reuses the bastion connection.
+	other := acctest.StartSSHD(t)
+	tg2 := target(other)
+	tg2.Bastion = &b
+	if _, err := newHost(t, p, tg2).Run(t.Context(), node.NewCommand("true")); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Handshakes(); got != 3 {
+		t.Errorf("handshakes = %d, want 3", got)
+	}
+
+	// The destination's host key is checked against the destination's policy.
+	bad := tg
+	bad.HostKey = node.HostKeyPolicy{PinnedKeys: jump.HostPublicKey}
+	_, err = newHost(t, p, bad).Run(t.Context(), node.NewCommand("true"))
+	var hkErr *node.HostKeyError
+	if !errors.As(err, &hkErr) {
+		t.Errorf("wrong destination key through the bastion: %v", err)
+	}
+}
+
+func TestConnectTimeout(t *testing.T) {
+	// A server that accepts TCP connections and never speaks.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close() }) //nolint:errcheck // test teardown.
+	var held []net.Conn
+	var mu sync.Mutex
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range held {
+			_ = c.Close() //nolint:errcheck // test teardown.
+		}
+	})
+	port := l.Addr().(*net.TCPAddr).Port //nolint:forcetypeassert // a tcp listener.
+	tg := node.Target{
+		Endpoint:       node.Endpoint{Host: "127.0.0.1", Port: port, Auth: node.Auth{Password: "x"}, HostKey: node.HostKeyPolicy{InsecureIgnoreHostKey: true}},
+		ConnectTimeout: 300 * time.Millisecond,
+	}
+	start := time.Now()
+	_, err = newHost(t, newPool(t, node.PoolOptions{}), tg).Run(t.Context(), node.NewCommand("true"))
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "timed out after 300ms") {
+		t.Errorf("want a connect timeout, got %v", err)
+	}
+	if elapsed := time.Since(start); elapsed > 3*time.Second {
+		t.Errorf("a 300ms connect timeout took %s", elapsed)
+	}
+}
+
+func TestPool_CloseAndLogging(t *testing.T) {
+	s := acctest.StartSSHD(t)
+	var mu sync.Mutex
+	var logged []string
+	p := node.NewPool(node.PoolOptions{Logger: func(_ context.Context, msg string, fields map[string]any) {
+		mu.Lock()
+		defer mu.Unlock()
+		logged = append(logged, fmt.Sprintf("%s %v", msg, fields))
+	}})
+	h := newHost(t, p, target(s))
+	if _, err := h.Run(t.Context(), node.NewCommand("echo").Secret("hunter2")); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	all := strings.Join(logged, "\n")
+	mu.Unlock()
+	if strings.Contains(all, "hunter2") || strings.Contains(all, "PRIVATE KEY") {
+		t.Errorf("the log holds a secret:\n%s", all)
+	}
+	for _, want := range []string{"SSH connected", "SSH command finished", "command:echo <redacted>", "exit_code:0"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("the log does not contain %q:\n%s", want, all)
+		}
+	}
+
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Run(t.Context(), node.NewCommand("true")); !errors.Is(err, node.ErrPoolClosed) {
+		t.Errorf("after Close: %v", err)
+	}
+	if _, err := p.Host(target(s)); !errors.Is(err, node.ErrPoolClosed) {
+		t.Errorf("Host after Close: %v", err)
+	}
+	waitFor(t, "sshd to see the connection closed", 5*time.Second, func() bool { return len(s.ConnectionPIDs(t)) == 0 })
+}
+
+func TestFiles(t *testing.T) {
+	s := acctest.StartSSHD(t)
+	h := newHost(t, newPool(t, node.PoolOptions{}), target(s))
+	ctx := t.Context()
+	// A name that needs quoting everywhere.
+	dir := filepath.Join(t.TempDir(), "it's a \"dir\"\n$(x)", "sub")
+
+	fi, err := h.Stat(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Exists {
+		t.Fatalf("Stat of a missing path: %+v", fi)
+	}
+
+	if err := h.MkdirAll(ctx, dir, node.DirOptions{Mode: fs.ModeSetgid | 0o750, Owner: "nobody", Group: "nogroup"}); err != nil {
+		t.Fatal(err)
+	}
+	fi, err = h.Stat(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	local, err := os.Stat(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := local.Sys().(*syscall.Stat_t) //nolint:forcetypeassert // Linux.
+	if !fi.Exists || !fi.IsDir() || !fi.Empty || fi.Mode != fs.ModeDir|fs.ModeSetgid|0o750 || fi.UID != int(st.Uid) || fi.GID != int(st.Gid) || st.Uid == 0 {
+		t.Errorf("Stat after MkdirAll = %+v; the directory is uid %d gid %d mode %s", fi, st.Uid, st.Gid, local.Mode())
+	}
+
+	// Repeating MkdirAll changes the mode, clearing setgid.
+	if err := h.MkdirAll(ctx, dir, node.DirOptions{Mode: 0o700}); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err = h.Stat(ctx, dir); err != nil || fi.Mode != fs.ModeDir|0o700 {
+		t.Errorf("after a second MkdirAll: %+v, %v", fi, err)
+	}
+
+	file := filepath.Join(dir, "data -n")
+	content := []byte("line 1\n\x00binary\xff\n")
+	if err := h.WriteFile(ctx, file, content, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	got, err := h.ReadFile(ctx, file)
+	if err != nil || !bytes.Equal(got, content) {
+		t.Errorf("ReadFile = %q, %v; want %q", got, err, content)
+	}
+	if fi, err = h.Stat(ctx, file); err != nil || fi.Mode != 0o640 || fi.Size != int64(len(content)) || fi.IsDir() {
+		t.Errorf("Stat of the file: %+v, %v", fi, err)
+	}
+	if fi, err = h.Stat(ctx, dir); err != nil || fi.Empty {
+		t.Errorf("Stat of a directory with a file: %+v, %v", fi, err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil || len(entries) != 1 {
+		t.Errorf("WriteFile left %d entries (%v), want only the file", len(entries), err)
+	}
+
+	if _, err := h.ReadFile(ctx, filepath.Join(dir, "absent")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("ReadFile of a missing file: %v", err)
+	}
+
+	err = h.RemoveDir(ctx, dir)
+	if !errors.Is(err, node.ErrDirNotEmpty) {
+		t.Errorf("RemoveDir of a non-empty directory: %v", err)
+	}
+	if err := os.Remove(file); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.RemoveDir(ctx, dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.RemoveDir(ctx, dir); err != nil {
+		t.Errorf("RemoveDir of a missing directory: %v", err)
+	}
+	if fi, err = h.Stat(ctx, dir); err != nil || fi.Exists {
+		t.Errorf("Stat after RemoveDir: %+v, %v", fi, err)
+	}
+
+	for _, bad := range []func() error{
+		func() error { _, err := h.Stat(ctx, "relative"); return err },
+		func() error { return h.MkdirAll(ctx, "relative", node.DirOptions{}) },
+		func() error { return h.MkdirAll(ctx, "/tmp/x", node.DirOptions{Owner: "a:b"}) },
+		func() error { return h.RemoveDir(ctx, "-rf") },
+		func() error { return h.WriteFile(ctx, "/tmp/x", nil, fs.ModeSetuid|0o755) },
+	} {
+		if err := bad(); err == nil {
+			t.Error("invalid input accepted")
+		}
+	}
+}
+
+func newPublicKey(t *testing.T) ssh.PublicKey {
+	t.Helper()
+	pub, _, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := ssh.NewPublicKey(pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key
+}
+
+func parseKey(t *testing.T, line string) ssh.PublicKey {
+	t.Helper()
+	key, _, _, _, err := ssh.ParseAuthorizedKey([]byte(line))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key
+}
