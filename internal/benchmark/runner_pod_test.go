@@ -1,0 +1,212 @@
+package benchmark
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	k8sresource "k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/fio"
+)
+
+func testSpec(t *testing.T, runtime time.Duration) fio.Spec {
+	t.Helper()
+	s, err := fio.Profile("latency")
+	if err != nil {
+		t.Fatal(err)
+	}
+	size, engine, direct := "4M", "psync", false
+	return s.Apply(fio.Override{Size: &size, Runtime: &runtime, IOEngine: &engine, Direct: &direct})
+}
+
+func TestPodSpec(t *testing.T) {
+	r := podRun{
+		Target:   target{Kind: targetStorageClass, Name: "fast", Namespace: "bench", VolumeSize: k8sresource.MustParse("2Gi")},
+		Hostname: "node-a", Spec: testSpec(t, time.Second), Image: "example/fio", PullPolicy: "Never", HostNetwork: true, RunID: "0123abcd",
+	}
+	args, err := fio.Args(r.Spec, "/data/.clusterstorage-benchmark-0123abcd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := r.pod(args, "/data/.clusterstorage-benchmark-0123abcd")
+	c := r.claim()
+	for _, meta := range []map[string]string{p.Labels, c.Labels} {
+		if meta[LabelRun] != "0123abcd" || meta[labelManagedBy] != managedBy {
+			t.Errorf("labels = %v", meta)
+		}
+	}
+	if p.Name != "clusterstorage-benchmark-0123abcd" || c.Name != p.Name || p.Namespace != "bench" || c.Namespace != "bench" {
+		t.Errorf("names: pod %s/%s claim %s/%s", p.Namespace, p.Name, c.Namespace, c.Name)
+	}
+	if *c.Spec.StorageClassName != "fast" || c.Spec.Resources.Requests.Storage().String() != "2Gi" {
+		t.Errorf("claim spec = %+v", c.Spec)
+	}
+	if v := p.Spec.Volumes[0].PersistentVolumeClaim; v == nil || v.ClaimName != c.Name {
+		t.Errorf("pod volume = %+v", p.Spec.Volumes)
+	}
+	ctr := p.Spec.Containers[0]
+	if ctr.Image != "example/fio" || ctr.ImagePullPolicy != corev1.PullNever || !p.Spec.HostNetwork || p.Spec.RestartPolicy != corev1.RestartPolicyNever {
+		t.Errorf("pod spec = %+v", p.Spec)
+	}
+	if got := ctr.Command[:5]; got[0] != "sh" || got[2] != podScript || got[4] != "/data/.clusterstorage-benchmark-0123abcd" {
+		t.Errorf("command = %q", got)
+	}
+	terms := p.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
+	if e := terms[0].MatchExpressions[0]; e.Key != "kubernetes.io/hostname" || e.Values[0] != "node-a" {
+		t.Errorf("affinity = %+v", terms)
+	}
+
+	// An existing claim: the pod mounts it, and no claim is made.
+	r.Target = target{Kind: targetClaim, Name: "data", Namespace: "bench"}
+	r.Hostname = ""
+	p = r.pod(args, "/data/x")
+	if p.Spec.Volumes[0].PersistentVolumeClaim.ClaimName != "data" || p.Spec.Affinity != nil {
+		t.Errorf("claim pod = %+v", p.Spec)
+	}
+}
+
+// runScript runs podScript with the local sh and fio, the way the container runs it.
+func runScript(ctx context.Context, dir string, args []string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, "sh", append([]string{"-c", podScript, "sh", dir}, args...)...)
+	return cmd.CombinedOutput()
+}
+
+func TestPodScriptRunsFioAndRemovesItsDirectory(t *testing.T) {
+	if _, err := exec.LookPath("fio"); err != nil {
+		t.Skip("fio is not installed")
+	}
+	volume := t.TempDir()
+	keep := filepath.Join(volume, "existing-data")
+	if err := os.WriteFile(keep, []byte("not ours"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(volume, runDirPrefix+"test")
+	spec := testSpec(t, time.Second)
+	args, err := fio.Args(spec, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := runScript(t.Context(), dir, args)
+	if err != nil {
+		t.Fatalf("script failed: %v\n%s", err, out)
+	}
+	res, err := fio.Parse(out)
+	if err != nil {
+		t.Fatalf("parse: %v\n%s", err, out)
+	}
+	if res.Read.IOPS <= 0 || res.Write.IOPS <= 0 {
+		t.Errorf("no I/O: %s", fio.Summary(res))
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("run directory still there: %v", err)
+	}
+	if b, err := os.ReadFile(keep); err != nil || string(b) != "not ours" {
+		t.Errorf("existing data touched: %q %v", b, err)
+	}
+}
+
+func TestPodScriptFioErrorKeepsMessage(t *testing.T) {
+	if _, err := exec.LookPath("fio"); err != nil {
+		t.Skip("fio is not installed")
+	}
+	volume := t.TempDir()
+	dir := filepath.Join(volume, runDirPrefix+"test")
+	// An engine fio does not have: fio fails with its own message.
+	spec := testSpec(t, time.Second)
+	args, err := fio.Args(spec, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args = append(args, "--ioengine=nosuchengine")
+	out, err := runScript(t.Context(), dir, args)
+	if err == nil {
+		t.Fatalf("script succeeded:\n%s", out)
+	}
+	_, perr := fio.Parse(out)
+	var fe *fio.Error
+	if !errors.As(perr, &fe) || !strings.Contains(fe.Error(), "nosuchengine") {
+		t.Errorf("parse error = %v, want fio's message about the engine\n%s", perr, out)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("run directory still there: %v", err)
+	}
+}
+
+func TestPodScriptWithoutFio(t *testing.T) {
+	bin := t.TempDir()
+	for _, tool := range []string{"mkdir", "rm"} {
+		if err := os.Symlink(mustLookPath(t, tool), filepath.Join(bin, tool)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.CommandContext(t.Context(), mustLookPath(t, "sh"), "-c", podScript, "sh", filepath.Join(t.TempDir(), "run"), "--name=x")
+	cmd.Env = []string{"PATH=" + bin}
+	out, err := cmd.CombinedOutput()
+	var exitErr *exec.ExitError
+	if !errors.As(err, &exitErr) || exitErr.ExitCode() != 127 || !strings.Contains(string(out), "fio: not found") {
+		t.Errorf("err = %v, output %q", err, out)
+	}
+	_, perr := fio.Parse(out)
+	if perr == nil || !strings.Contains(perr.Error(), "use an image with fio") {
+		t.Errorf("parse error = %v", perr)
+	}
+}
+
+func TestPodScriptStopsFioOnSIGTERM(t *testing.T) {
+	if _, err := exec.LookPath("fio"); err != nil {
+		t.Skip("fio is not installed")
+	}
+	dir := filepath.Join(t.TempDir(), runDirPrefix+"term")
+	args, err := fio.Args(testSpec(t, time.Minute), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(t.Context(), "sh", append([]string{"-c", podScript, "sh", dir}, args...)...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait until fio has laid out its file, then stop the script as kubelet stops a container.
+	files := fio.Files(testSpec(t, time.Minute), dir)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := os.Stat(files[0]); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("fio never created its file")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	start := time.Now()
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	err = cmd.Wait()
+	var exitErr *exec.ExitError
+	if !errors.As(err, &exitErr) || exitErr.ExitCode() != 143 {
+		t.Errorf("exit = %v, want status 143", err)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("stopping took %s, longer than the pod's grace period", took)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("run directory still there after SIGTERM: %v", err)
+	}
+}
+
+func mustLookPath(t *testing.T, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		t.Skipf("%s not found", name)
+	}
+	return p
+}
