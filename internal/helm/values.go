@@ -22,7 +22,6 @@ type Set struct {
 	String bool
 }
 
-
 // escapeSetValue escapes the characters strvals treats specially in a value.
 func escapeSetValue(v string) string {
 	r := strings.NewReplacer(`\`, `\\`, `,`, `\,`)

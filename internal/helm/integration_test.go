@@ -1,0 +1,538 @@
+package helm_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/release"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/acctest"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/helm"
+)
+
+// cluster is what an integration test needs: the real cluster from
+// KUBECONFIG, a Helm client on it, a fresh namespace, and the fixture charts
+// served from a local chart repository.
+type cluster struct {
+	rc   *rest.Config
+	cs   kubernetes.Interface
+	c    *helm.Client
+	ns   string
+	repo string
+}
+
+func needCluster(t *testing.T) *cluster {
+	t.Helper()
+	path := os.Getenv("KUBECONFIG")
+	if path == "" {
+		t.Skip("KUBECONFIG is not set: these tests install charts into a real cluster " +
+			"(start one with tools/kube/cluster.sh up and export KUBECONFIG=.cluster/kubeconfig)")
+	}
+	rc, err := clientcmd.BuildConfigFromFlags("", path)
+	if err != nil {
+		t.Fatalf("KUBECONFIG=%s: %v", path, err)
+	}
+	cs, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := helm.New(rc, helm.Options{CacheDir: t.TempDir(), Log: func(format string, args ...any) {
+		t.Logf("helm: "+format, args...)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 3)
+	_, _ = rand.Read(b)
+	ns := "it-helm-" + hex.EncodeToString(b)
+	k := &cluster{rc: rc, cs: cs, c: c, ns: ns, repo: acctest.StartChartRepo(t, acctest.ChartsDir())}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		// Releases first (they own cluster-scoped StorageClasses and RBAC),
+		// then the namespace.
+		for _, name := range []string{"openebs", "longhorn"} {
+			if err := c.Uninstall(ctx, name, ns, helm.UninstallOptions{Wait: true, Timeout: time.Minute, DisableHooks: true}); err != nil {
+				t.Logf("cleanup: %v", err)
+			}
+		}
+		if err := cs.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			t.Logf("cleanup: deleting namespace %s: %v", ns, err)
+		}
+	})
+	return k
+}
+
+func (k *cluster) chart(t *testing.T, name, version string) *chart.Chart {
+	t.Helper()
+	ch, err := k.c.LocateChart(context.Background(), helm.Source{Repository: k.repo, Chart: name, Version: version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ch
+}
+
+func (k *cluster) values(t *testing.T, typed map[string]any, yamlDoc string, sets ...helm.Set) map[string]any {
+	t.Helper()
+	v, err := helm.MergeValues(typed, yamlDoc, sets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// poll waits for cond with a deadline; no sleeping for a fixed time.
+func poll(t *testing.T, timeout time.Duration, what string, cond func() (bool, error)) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		ok, err := cond()
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		<-tick.C
+	}
+}
+
+func TestIntegrationOpenEBSInstallUpgradeUninstall(t *testing.T) {
+	k := needCluster(t)
+	ctx := context.Background()
+	basePath := filepath.Join(t.TempDir(), "openebs-local")
+
+	// 4.0.x layout: engine toggles are the subcharts' own `enabled` keys.
+	typed := map[string]any{
+		"localpv-provisioner.hostpathClass.basePath": basePath,
+		"lvm-localpv.enabled":                        false,
+	}
+	st, err := k.c.Install(ctx, helm.Release{
+		Name: "openebs", Namespace: k.ns, CreateNamespace: true,
+		Chart:  k.chart(t, "openebs", "4.0.1"),
+		Values: k.values(t, typed, "zfs-localpv:\n  enabled: false\n"),
+		Wait:   true, Timeout: 3 * time.Minute,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Status != "deployed" || st.Revision != 1 || st.ChartName != "openebs" || st.ChartVersion != "4.0.1" || st.AppVersion != "4.0.1" {
+		t.Fatalf("after install: %+v", st)
+	}
+
+	got, err := k.c.Get("openebs", k.ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Values["lvm-localpv"].(map[string]any)["enabled"] != false { //nolint:forcetypeassert // test
+		t.Errorf("user-supplied values not returned: %v", got.Values)
+	}
+	objs, err := got.Objects()
+	if err != nil {
+		t.Fatal(err)
+	}
+	classes := helm.StorageClasses(objs)
+	slices.Sort(classes)
+	if !slices.Equal(classes, []string{"mayastor-single-replica", "openebs-hostpath"}) {
+		t.Errorf("storage classes %q", classes)
+	}
+	sc, err := k.cs.StorageV1().StorageClasses().Get(ctx, "openebs-hostpath", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(sc.Annotations["cas.openebs.io/config"], "value: \""+basePath+"\"") {
+		t.Errorf("BasePath annotation: %q", sc.Annotations["cas.openebs.io/config"])
+	}
+
+	fp, err := k.c.ReleaseFootprint(ctx, got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// localpv-provisioner (10m, 32Mi) + mayastor io-engine (50m, 64Mi).
+	if fp.Pods != 2 || fp.Containers != 2 || fp.CPURequestsMilli != 60 || fp.MemoryRequestsBytes != 96<<20 || fp.MemoryLimitsBytes != 384<<20 {
+		t.Errorf("footprint %+v", *fp)
+	}
+
+	// The provisioner really provisions: a PVC of openebs-hostpath binds and
+	// a pod writes into a directory under the base path.
+	provisionAndWrite(t, k, basePath)
+
+	// Upgrade to the 4.1+ layout, turning mayastor off with its new key.
+	st, err = k.c.Upgrade(ctx, helm.Release{
+		Name: "openebs", Namespace: k.ns,
+		Chart: k.chart(t, "openebs", "4.3.0"),
+		Values: k.values(t, map[string]any{
+			"localpv-provisioner.hostpathClass.basePath": basePath,
+			"engines.replicated.mayastor.enabled":        false,
+			"engines.local.lvm.enabled":                  false,
+			"engines.local.zfs.enabled":                  false,
+			"loki.enabled":                               false,
+		}, ""),
+		Wait: true, Timeout: 3 * time.Minute,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Revision != 2 || st.ChartVersion != "4.3.0" || st.Status != "deployed" {
+		t.Fatalf("after upgrade: %+v", st)
+	}
+	if _, err := k.cs.AppsV1().DaemonSets(k.ns).Get(ctx, "openebs-io-engine", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("mayastor io-engine still there after turning it off: %v", err)
+	}
+	if _, err := k.cs.StorageV1().StorageClasses().Get(ctx, "mayastor-single-replica", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("mayastor class still there: %v", err)
+	}
+	if _, err := k.cs.AppsV1().DaemonSets(k.ns).Get(ctx, "openebs-alloy", metav1.GetOptions{}); err != nil {
+		t.Errorf("alloy (on by default in 4.3): %v", err)
+	}
+	hist, err := k.c.History("openebs", k.ns)
+	if err != nil || len(hist) != 2 || hist[0].Status != "superseded" {
+		t.Errorf("history: %v %v", hist, err)
+	}
+
+	if err := k.c.Uninstall(ctx, "openebs", k.ns, helm.UninstallOptions{Wait: true, Timeout: 2 * time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := k.c.Get("openebs", k.ns); !errors.Is(err, helm.ErrNotFound) {
+		t.Fatalf("after uninstall Get = %v, want ErrNotFound", err)
+	}
+	if _, err := k.cs.StorageV1().StorageClasses().Get(ctx, "openebs-hostpath", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("storage class left behind: %v", err)
+	}
+	// Uninstalling what is not there is fine.
+	if err := k.c.Uninstall(ctx, "openebs", k.ns, helm.UninstallOptions{}); err != nil {
+		t.Errorf("second uninstall: %v", err)
+	}
+}
+
+func provisionAndWrite(t *testing.T, k *cluster, basePath string) {
+	t.Helper()
+	ctx := context.Background()
+	class := "openebs-hostpath"
+	pvc := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "data", Namespace: k.ns},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			StorageClassName: &class,
+			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("16Mi")}},
+		},
+	}
+	if _, err := k.cs.CoreV1().PersistentVolumeClaims(k.ns).Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "writer", Namespace: k.ns},
+		Spec: corev1.PodSpec{
+			HostNetwork:   true,
+			RestartPolicy: corev1.RestartPolicyNever,
+			Containers: []corev1.Container{{
+				Name: "w", Image: "localhost/clusterstorage/busybox:1", ImagePullPolicy: corev1.PullNever,
+				Command:      []string{"sh", "-c", "echo hello > /data/hello"},
+				VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}},
+			}},
+			Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}}},
+		},
+	}
+	poll(t, time.Minute, "the default service account", func() (bool, error) {
+		_, err := k.cs.CoreV1().ServiceAccounts(k.ns).Get(ctx, "default", metav1.GetOptions{})
+		return err == nil, nil
+	})
+	if _, err := k.cs.CoreV1().Pods(k.ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, 2*time.Minute, "the writer pod on a dynamically provisioned volume", func() (bool, error) {
+		p, err := k.cs.CoreV1().Pods(k.ns).Get(ctx, "writer", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		if p.Status.Phase == corev1.PodFailed {
+			return false, errors.New("writer pod failed")
+		}
+		return p.Status.Phase == corev1.PodSucceeded, nil
+	})
+	matches, _ := filepath.Glob(filepath.Join(basePath, "*", "hello"))
+	if len(matches) != 1 {
+		t.Fatalf("no volume directory with the written file under %s: %q", basePath, matches)
+	}
+	_ = k.cs.CoreV1().Pods(k.ns).Delete(ctx, "writer", metav1.DeleteOptions{})
+	_ = k.cs.CoreV1().PersistentVolumeClaims(k.ns).Delete(ctx, "data", metav1.DeleteOptions{})
+	poll(t, 2*time.Minute, "the released volume to be cleaned up", func() (bool, error) {
+		m, _ := filepath.Glob(filepath.Join(basePath, "*", "hello"))
+		return len(m) == 0, nil
+	})
+}
+
+func TestIntegrationTimeoutRollbackAndAtomicInstall(t *testing.T) {
+	k := needCluster(t)
+	ctx := context.Background()
+
+	// A failed install is removed.
+	start := time.Now()
+	_, err := k.c.Install(ctx, helm.Release{
+		Name: "openebs", Namespace: k.ns, CreateNamespace: true,
+		Chart:  k.chart(t, "openebs", "4.3.0"),
+		Values: k.values(t, nil, "fixture:\n  neverReady: true\n"),
+		Wait:   true, Timeout: 20 * time.Second,
+	})
+	if err == nil {
+		t.Fatal("install with a never-ready workload succeeded")
+	}
+	t.Logf("install failed as expected after %s: %v", time.Since(start).Round(time.Second), err)
+	if _, err := k.c.Get("openebs", k.ns); !errors.Is(err, helm.ErrNotFound) {
+		t.Fatalf("failed atomic install left a release: %v", err)
+	}
+	if _, err := k.cs.StorageV1().StorageClasses().Get(ctx, "openebs-hostpath", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("failed install left its storage class: %v", err)
+	}
+
+	// A failed upgrade is rolled back.
+	if _, err := k.c.Install(ctx, helm.Release{
+		Name: "longhorn", Namespace: k.ns, CreateNamespace: true,
+		Chart:  k.chart(t, "longhorn", "1.7.2"),
+		Values: k.values(t, map[string]any{"persistence.defaultClassReplicaCount": 1, "longhornUI.replicas": 1}, ""),
+		Wait:   true, Timeout: 2 * time.Minute,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = k.c.Upgrade(ctx, helm.Release{
+		Name: "longhorn", Namespace: k.ns,
+		Chart:  k.chart(t, "longhorn", "1.8.1"),
+		Values: k.values(t, map[string]any{"persistence.defaultClassReplicaCount": 2}, "", helm.Set{Name: "fixture.neverReady", Value: "true"}),
+		Wait:   true, Timeout: 20 * time.Second,
+	})
+	if err == nil {
+		t.Fatal("upgrade with a never-ready workload succeeded")
+	}
+	st, err := k.c.Get("longhorn", k.ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Status != "deployed" || st.ChartVersion != "1.7.2" || st.Revision != 3 {
+		t.Fatalf("after the failed upgrade: revision %d %s chart %s, want revision 3 deployed 1.7.2", st.Revision, st.Status, st.ChartVersion)
+	}
+	poll(t, time.Minute, "the never-ready Deployment to be removed", func() (bool, error) {
+		_, err := k.cs.AppsV1().Deployments(k.ns).Get(ctx, "longhorn-fixture-never-ready", metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+	sc, err := k.cs.StorageV1().StorageClasses().Get(ctx, "longhorn", metav1.GetOptions{})
+	if err != nil || sc.Parameters["numberOfReplicas"] != "1" {
+		t.Fatalf("storage class after rollback: %v %v", sc.Parameters, err)
+	}
+
+	// Longhorn's pre-delete hook refuses while deleting-confirmation-flag is false.
+	err = k.c.Uninstall(ctx, "longhorn", k.ns, helm.UninstallOptions{Wait: true, Timeout: time.Minute})
+	if err == nil {
+		t.Fatal("uninstall succeeded although deleting-confirmation-flag is false")
+	}
+	t.Logf("uninstall refused as expected: %v", err)
+	if _, err := k.cs.AppsV1().DaemonSets(k.ns).Get(ctx, "longhorn-manager", metav1.GetOptions{}); err != nil {
+		t.Fatalf("longhorn-manager gone after a refused uninstall: %v", err)
+	}
+	if err := k.c.Uninstall(ctx, "longhorn", k.ns, helm.UninstallOptions{Wait: true, Timeout: time.Minute, DisableHooks: true}); err != nil {
+		t.Fatal(err)
+	}
+
+	// The way through: set the flag (a values change), then uninstall.
+	if _, err := k.c.Install(ctx, helm.Release{
+		Name: "longhorn", Namespace: k.ns,
+		Chart:  k.chart(t, "longhorn", "1.8.1"),
+		Values: k.values(t, map[string]any{"longhornUI.replicas": 1}, ""),
+		Wait:   true, Timeout: 2 * time.Minute,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := k.c.Upgrade(ctx, helm.Release{
+		Name: "longhorn", Namespace: k.ns,
+		Chart:  k.chart(t, "longhorn", "1.8.1"),
+		Values: k.values(t, map[string]any{"longhornUI.replicas": 1, "defaultSettings.deletingConfirmationFlag": true}, ""),
+		Wait:   true, Timeout: 2 * time.Minute,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.c.Uninstall(ctx, "longhorn", k.ns, helm.UninstallOptions{Wait: true, Timeout: 2 * time.Minute}); err != nil {
+		t.Fatalf("uninstall with the flag set: %v", err)
+	}
+	if _, err := k.c.Get("longhorn", k.ns); !errors.Is(err, helm.ErrNotFound) {
+		t.Fatalf("after uninstall: %v", err)
+	}
+}
+
+// storeAs rewrites the stored record of a release revision, as an apply that
+// was killed half way would have left it.
+func storeAs(t *testing.T, k *cluster, mutate func(cfg *action.Configuration)) {
+	t.Helper()
+	cfg := new(action.Configuration)
+	if err := cfg.Init(helm.NewRESTClientGetter(k.rc, k.ns), k.ns, "secret", t.Logf); err != nil {
+		t.Fatal(err)
+	}
+	mutate(cfg)
+}
+
+func TestIntegrationRecoverPendingInstall(t *testing.T) {
+	k := needCluster(t)
+	ctx := context.Background()
+	rel := helm.Release{
+		Name: "openebs", Namespace: k.ns, CreateNamespace: true,
+		Chart:  k.chart(t, "openebs", "4.3.0"),
+		Values: k.values(t, map[string]any{"engines.replicated.mayastor.enabled": false, "loki.enabled": false, "alloy.enabled": false}, ""),
+		Wait:   true, Timeout: 2 * time.Minute,
+	}
+	if _, err := k.c.Install(ctx, rel); err != nil {
+		t.Fatal(err)
+	}
+	// The provider was killed while Helm was still waiting: revision 1 is
+	// pending-install and its objects exist.
+	storeAs(t, k, func(cfg *action.Configuration) {
+		r, err := cfg.Releases.Get("openebs", 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.SetStatus(release.StatusPendingInstall, "Initial install underway")
+		if err := cfg.Releases.Update(r); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if _, err := k.c.Install(ctx, rel); err == nil {
+		t.Fatal("installing over a pending-install release should fail")
+	}
+	if _, err := k.c.Upgrade(ctx, rel); err == nil || !strings.Contains(err.Error(), "in progress") {
+		t.Fatalf("upgrading a pending-install release: %v", err)
+	}
+
+	msg, err := k.c.Recover(ctx, "openebs", k.ns, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(msg, "pending-install") || !strings.Contains(msg, "uninstalled") {
+		t.Errorf("description %q", msg)
+	}
+	if _, err := k.c.Get("openebs", k.ns); !errors.Is(err, helm.ErrNotFound) {
+		t.Fatalf("after recovery: %v", err)
+	}
+	st, err := k.c.Install(ctx, rel)
+	if err != nil {
+		t.Fatalf("reinstall after recovery: %v", err)
+	}
+	if st.Revision != 1 || st.Status != "deployed" {
+		t.Fatalf("reinstalled: %+v", st)
+	}
+	if msg, err := k.c.Recover(ctx, "openebs", k.ns, time.Minute); err != nil || msg != "" {
+		t.Fatalf("recovering a healthy release: %q %v", msg, err)
+	}
+	if msg, err := k.c.Recover(ctx, "absent", k.ns, time.Minute); err != nil || msg != "" {
+		t.Fatalf("recovering a missing release: %q %v", msg, err)
+	}
+}
+
+func TestIntegrationRecoverPendingUpgrade(t *testing.T) {
+	k := needCluster(t)
+	ctx := context.Background()
+	values := k.values(t, map[string]any{"mayastor.enabled": false, "lvm-localpv.enabled": false, "zfs-localpv.enabled": false}, "")
+	if _, err := k.c.Install(ctx, helm.Release{
+		Name: "openebs", Namespace: k.ns, CreateNamespace: true,
+		Chart: k.chart(t, "openebs", "4.0.1"), Values: values, Wait: true, Timeout: 2 * time.Minute,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	newer := k.chart(t, "openebs", "4.3.0")
+	// An upgrade to 4.3.0 was interrupted: revision 2 is pending-upgrade.
+	storeAs(t, k, func(cfg *action.Configuration) {
+		r1, err := cfg.Releases.Get("openebs", 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r2 := *r1
+		info := *r1.Info
+		r2.Info = &info
+		r2.Version = 2
+		r2.Chart = newer
+		r2.SetStatus(release.StatusPendingUpgrade, "Preparing upgrade")
+		if err := cfg.Releases.Create(&r2); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if _, err := k.c.Upgrade(ctx, helm.Release{Name: "openebs", Namespace: k.ns, Chart: newer, Values: values, Wait: true, Timeout: time.Minute}); err == nil ||
+		!strings.Contains(err.Error(), "in progress") {
+		t.Fatalf("upgrading a pending-upgrade release: %v", err)
+	}
+	msg, err := k.c.Recover(ctx, "openebs", k.ns, 2*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(msg, "pending-upgrade") || !strings.Contains(msg, "rolled back to the last deployed revision 1") {
+		t.Errorf("description %q", msg)
+	}
+	st, err := k.c.Get("openebs", k.ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Status != "deployed" || st.Revision != 3 || st.ChartVersion != "4.0.1" {
+		t.Fatalf("after recovery: revision %d %s %s", st.Revision, st.Status, st.ChartVersion)
+	}
+	// The upgrade that was blocked now goes through.
+	if st, err := k.c.Upgrade(ctx, helm.Release{Name: "openebs", Namespace: k.ns, Chart: newer,
+		Values: k.values(t, map[string]any{"engines.replicated.mayastor.enabled": false, "engines.local.lvm.enabled": false, "engines.local.zfs.enabled": false, "loki.enabled": false, "alloy.enabled": false}, ""),
+		Wait:   true, Timeout: 2 * time.Minute}); err != nil || st.ChartVersion != "4.3.0" {
+		t.Fatalf("upgrade after recovery: %v", err)
+	}
+
+	// No deployed revision to go back to: the pending one is marked failed.
+	storeAs(t, k, func(cfg *action.Configuration) {
+		hist, err := cfg.Releases.History("openebs")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var last *release.Release
+		for _, r := range hist {
+			if r.Info.Status == release.StatusDeployed {
+				r.SetStatus(release.StatusFailed, "simulated failure")
+				if err := cfg.Releases.Update(r); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if last == nil || r.Version > last.Version {
+				last = r
+			}
+		}
+		next := *last
+		info := *last.Info
+		next.Info = &info
+		next.Version = last.Version + 1
+		next.SetStatus(release.StatusPendingRollback, "Rollback underway")
+		if err := cfg.Releases.Create(&next); err != nil {
+			t.Fatal(err)
+		}
+	})
+	msg, err = k.c.Recover(ctx, "openebs", k.ns, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(msg, "pending-rollback") || !strings.Contains(msg, "marked failed") {
+		t.Errorf("description %q", msg)
+	}
+	if st, err := k.c.Get("openebs", k.ns); err != nil || st.Status != "failed" {
+		t.Fatalf("after marking failed: %v %v", st, err)
+	}
+}
