@@ -1,0 +1,33 @@
+# Pinned developer tools, built from Go modules into $(ROOT)/bin (gitignored).
+# Included by the top-level GNUmakefile:
+#
+#   include tools/tools.mk
+#
+# Each tool has its own module in tools/NAME (never in the provider's go.mod);
+# bumping a version = `cd tools/NAME && go get -tool MODULE@VERSION`, which
+# touches go.mod/go.sum and so rebuilds bin/NAME on the next make.
+#
+#   make tools              build all four (cold: terraform and tofu ~5 min each)
+#   make bin/terraform      build one
+#
+# Targets are relative to the top-level directory (where the GNUmakefile
+# runs); TOOLS_BIN is the absolute directory, for env vars such as
+# TF_ACC_TERRAFORM_PATH=$(TOOLS_BIN)/terraform.
+
+ROOT ?= $(CURDIR)
+TOOLS_BIN := $(abspath $(ROOT))/bin
+TOOLS_DIR := $(abspath $(ROOT))/tools
+TOOLS := terraform tofu tfplugindocs golangci-lint
+
+bin/terraform: $(TOOLS_DIR)/terraform/go.mod $(TOOLS_DIR)/terraform/go.sum
+bin/tofu: $(TOOLS_DIR)/tofu/go.mod $(TOOLS_DIR)/tofu/go.sum
+bin/tfplugindocs: $(TOOLS_DIR)/tfplugindocs/go.mod $(TOOLS_DIR)/tfplugindocs/go.sum
+bin/golangci-lint: $(TOOLS_DIR)/golangci-lint/go.mod $(TOOLS_DIR)/golangci-lint/go.sum
+
+# build-tool.sh repeats make's freshness check (bin/NAME newer than go.mod
+# and go.sum), so calling it directly is cheap too: `tools/build-tool.sh tofu`.
+$(addprefix bin/,$(TOOLS)):
+	@ROOT='$(abspath $(ROOT))' $(if $(GO),GO='$(GO)') '$(TOOLS_DIR)/build-tool.sh' $(notdir $@)
+
+.PHONY: tools
+tools: $(addprefix bin/,$(TOOLS))
