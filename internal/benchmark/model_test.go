@@ -130,10 +130,10 @@ func TestCacheKey(t *testing.T) {
 	// The same job spelled differently, and pod settings that do not change the measurement,
 	// share the key.
 	for name, change := range map[string]func(m *model){
-		"size spelling":  func(m *model) { m.Size = types.StringValue("200m") },
+		"size spelling":   func(m *model) { m.Size = types.StringValue("200m") },
 		"runtime spelled": func(m *model) { m.Runtime = types.StringValue("1m") },
-		"image":          func(m *model) { m.Image = types.StringValue("other/fio") },
-		"max_age":        func(m *model) { m.MaxAge = types.StringValue("1h") },
+		"image":           func(m *model) { m.Image = types.StringValue("other/fio") },
+		"max_age":         func(m *model) { m.MaxAge = types.StringValue("1h") },
 	} {
 		if got := key(change); got != k {
 			t.Errorf("%s changed the key", name)

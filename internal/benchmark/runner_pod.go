@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
@@ -154,17 +155,19 @@ func (r podRun) Run(ctx context.Context) (out []byte, runErr, cleanupErr error) 
 	// once a pod that uses it is scheduled.
 	if r.Target.Kind == targetStorageClass {
 		r.log("creating the benchmark claim", map[string]any{"namespace": ns, "name": r.name(), "storage_class": r.Target.Name, "size": r.Target.VolumeSize.String()})
-		pvc, err := r.Client.CoreV1().PersistentVolumeClaims(ns).Create(ctx, r.claim(), metav1.CreateOptions{})
+		// Recorded before the call: a request cut short by ctx may still have created it.
+		created.claim = r.claim()
+		pvc, err := r.Client.CoreV1().PersistentVolumeClaims(ns).Create(ctx, created.claim, metav1.CreateOptions{})
 		if err != nil {
 			return nil, fmt.Errorf("creating claim %s/%s: %w", ns, r.name(), err), nil
 		}
 		created.claim = pvc
 	}
 	r.log("creating the fio pod", map[string]any{"namespace": ns, "name": r.name(), "image": r.Image, "claim": r.claimName(), "fio_args": strings.Join(args, " ")})
-	if _, err := r.Client.CoreV1().Pods(ns).Create(ctx, r.pod(args, runDir), metav1.CreateOptions{}); err != nil {
-		return nil, fmt.Errorf("creating pod %s/%s: %w", ns, r.name(), err), nil
-	}
 	created.pod = r.name()
+	if err := r.createPod(ctx, r.pod(args, runDir)); err != nil {
+		return nil, err, nil
+	}
 
 	pod, err := r.wait(ctx)
 	if err != nil {
@@ -183,6 +186,29 @@ func (r podRun) Run(ctx context.Context) (out []byte, runErr, cleanupErr error) 
 		return out, fmt.Errorf("pod %s/%s failed (%s) although fio reported results: %s", ns, r.name(), terminated(pod), lastLines(out, 20)), nil
 	}
 	return out, nil, nil
+}
+
+// createPod creates the pod. In a namespace made moments ago the ServiceAccount admission refuses
+// pods until the namespace's default ServiceAccount exists: that refusal is retried until ctx ends.
+func (r podRun) createPod(ctx context.Context, pod *corev1.Pod) error {
+	ns := r.Target.Namespace
+	var created bool
+	err := kube.Poll(ctx, pollInterval, time.Until(deadline(ctx)), "the default ServiceAccount of namespace "+ns, func(ctx context.Context) (bool, string, error) {
+		_, err := r.Client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+		switch {
+		case err == nil:
+			created = true
+			return true, "", nil
+		case apierrors.IsForbidden(err) && strings.Contains(err.Error(), "serviceaccount") && strings.Contains(err.Error(), "not found"):
+			return false, err.Error(), nil
+		default:
+			return false, "", err
+		}
+	})
+	if err != nil || !created {
+		return fmt.Errorf("creating pod %s/%s: %w", ns, r.name(), err)
+	}
+	return nil
 }
 
 // wait polls the pod until it has succeeded or failed, or ctx ends. An image the node cannot get

@@ -1,0 +1,322 @@
+package benchmark_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/acctest"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/benchmark"
+)
+
+// short is a job that runs long enough to measure and no longer.
+const short = `  runtime = "2s"
+  size    = "16M"
+`
+
+func check(f func() error) resource.TestCheckFunc {
+	return func(*terraform.State) error { return f() }
+}
+
+// A StorageClass without a provisioner and a local volume: the claim binds when the pod is
+// scheduled (WaitForFirstConsumer), and the volume is Available again after each run, so every
+// plan can run fio on it. The second config caches the result, and the third reads the cache.
+func TestAccStorageBenchmark_storageClass(t *testing.T) {
+	e := setup(t)
+	class := e.class()
+	pv, dir := e.localPV(class, "")
+	config := func(extra string) string {
+		return acctest.ProviderConfig() + fmt.Sprintf(`
+data "clusterstorage_storage_benchmark" "test" {
+  storage_class = %q
+  namespace     = %q
+  node          = %q
+%s%s%s}
+`, class, e.ns, e.node, podAttributes(), short, extra)
+	}
+	resource.ParallelTest(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config: config(""),
+				ConfigStateChecks: []statecheck.StateCheck{
+					plausible(true, true),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("cached"), knownvalue.Bool(false)),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("profile"), knownvalue.StringExact("database")),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("rw"), knownvalue.StringExact("randrw")),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("io_depth"), knownvalue.Int64Exact(16)),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("volume_size"), knownvalue.StringExact("1Gi")),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("raw_json"), knownvalue.Null()),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("summary"), knownvalue.StringRegexp(regexp.MustCompile(`^read \d+ IOPS .* p99 .*; write \d+ IOPS`))),
+				},
+				Check: resource.ComposeTestCheckFunc(
+					check(func() error { return e.noLeftovers(false) }),
+					check(func() error { return e.volumeAvailable(pv) }),
+					check(func() error { return noRunDirs(dir) }),
+				),
+			},
+			{
+				Config: config("  max_age = \"1h\"\n  include_raw_json = true\n"),
+				ConfigStateChecks: []statecheck.StateCheck{
+					plausible(true, true),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("raw_json"), knownvalue.StringRegexp(regexp.MustCompile(`^\{"fio version":"fio-3`))),
+				},
+				Check: check(func() error { return e.noLeftovers(true) }),
+			},
+			{
+				// Same target and job: the plan reads the cached result and runs nothing.
+				Config: config("  max_age = \"1h\"\n  include_raw_json = true\n"),
+				ConfigStateChecks: []statecheck.StateCheck{
+					plausible(true, true),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("cached"), knownvalue.Bool(true)),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("raw_json"), knownvalue.NotNull()),
+				},
+				Check: check(func() error {
+					cms, err := e.client.CoreV1().ConfigMaps(e.ns).List(context.Background(), metav1.ListOptions{LabelSelector: benchmark.LabelCache})
+					if err != nil {
+						return err
+					}
+					if len(cms.Items) != 1 {
+						return fmt.Errorf("%d cache ConfigMaps, want 1", len(cms.Items))
+					}
+					return e.noLeftovers(true)
+				}),
+			},
+			{
+				// Another job is another key: fio runs again.
+				Config: config("  max_age = \"1h\"\n  profile = \"random_read\"\n"),
+				ConfigStateChecks: []statecheck.StateCheck{
+					plausible(true, false),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("cached"), knownvalue.Bool(false)),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("io_depth"), knownvalue.Int64Exact(64)),
+				},
+			},
+		},
+	})
+}
+
+// An existing claim: fio works in a directory of its own and leaves the claim's data alone.
+func TestAccStorageBenchmark_claim(t *testing.T) {
+	e := setup(t)
+	class := e.class()
+	pv, dir := e.localPV(class, "")
+	existing := filepath.Join(dir, "existing.db")
+	if err := os.WriteFile(existing, []byte("precious"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	claim := e.claim(class, pv)
+	resource.ParallelTest(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: acctest.ProviderConfig() + fmt.Sprintf(`
+data "clusterstorage_storage_benchmark" "test" {
+  claim     = %q
+  namespace = %q
+  profile   = "fsync"
+%s%s}
+`, claim, e.ns, podAttributes(), short),
+			ConfigStateChecks: []statecheck.StateCheck{
+				plausible(false, true),
+				statecheck.ExpectKnownValue(addr, tfjsonpath.New("sync").AtMapKey("count"), knownvalue.Int64Func(func(v int64) error {
+					if v <= 0 {
+						return fmt.Errorf("no fdatasync calls counted")
+					}
+					return nil
+				})),
+				statecheck.ExpectKnownValue(addr, tfjsonpath.New("volume_size"), knownvalue.Null()),
+			},
+			Check: resource.ComposeTestCheckFunc(
+				check(func() error { return e.noLeftovers(false) }),
+				check(func() error { return noRunDirs(dir) }),
+				check(func() error {
+					b, err := os.ReadFile(existing)
+					if err != nil || string(b) != "precious" {
+						return fmt.Errorf("the claim's own data changed: %q, %v", b, err)
+					}
+					return nil
+				}),
+				check(func() error {
+					_, err := e.client.CoreV1().PersistentVolumeClaims(e.ns).Get(context.Background(), claim, metav1.GetOptions{})
+					return err
+				}),
+			),
+		}},
+	})
+}
+
+// A directory on the node over SSH: the node is this machine, reached through a test sshd.
+func TestAccStorageBenchmark_nodePath(t *testing.T) {
+	e := setup(t)
+	sshd := acctest.StartSSHD(t)
+	dir := t.TempDir()
+	resource.ParallelTest(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config: acctest.ProviderConfigSSH(sshd, e.node) + fmt.Sprintf(`
+data "clusterstorage_storage_benchmark" "test" {
+  node_path = %q
+  node      = %q
+  namespace = %q
+  profile   = "sequential_write"
+%s}
+`, dir, e.node, e.ns, short),
+				ConfigStateChecks: []statecheck.StateCheck{
+					plausible(false, true),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("block_size"), knownvalue.StringExact("1M")),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("image"), knownvalue.Null()),
+				},
+				Check: resource.ComposeTestCheckFunc(
+					check(func() error { return noRunDirs(dir) }),
+					check(func() error { return e.noLeftovers(false) }),
+				),
+			},
+			{
+				Config: acctest.ProviderConfigSSH(sshd, e.node) + fmt.Sprintf(`
+data "clusterstorage_storage_benchmark" "test" {
+  node_path = %q
+  node      = %q
+  namespace = %q
+%s}
+`, filepath.Join(dir, "missing"), e.node, e.ns, short),
+				ExpectError: regexp.MustCompile(`node_path .*/missing does not exist on node`),
+			},
+		},
+	})
+}
+
+// rancher/local-path-provisioner: a real dynamic hostPath provisioner. Its volume is deleted by the
+// provisioner after the run, and waited for.
+func TestAccStorageBenchmark_localPathProvisioner(t *testing.T) {
+	e := setup(t)
+	class := localPathClass(t, e)
+	resource.ParallelTest(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: acctest.ProviderConfig() + fmt.Sprintf(`
+data "clusterstorage_storage_benchmark" "test" {
+  storage_class = %q
+  namespace     = %q
+  profile       = "random_write"
+%s%s}
+`, class, e.ns, podAttributes(), short),
+			ConfigStateChecks: []statecheck.StateCheck{plausible(false, true)},
+			Check: resource.ComposeTestCheckFunc(
+				check(func() error { return e.noLeftovers(false) }),
+				check(func() error {
+					pvs, err := e.client.CoreV1().PersistentVolumes().List(context.Background(), metav1.ListOptions{})
+					if err != nil {
+						return err
+					}
+					for _, pv := range pvs.Items {
+						if ref := pv.Spec.ClaimRef; ref != nil && ref.Namespace == e.ns {
+							return fmt.Errorf("volume %s of a benchmark claim is still there (%s)", pv.Name, pv.Status.Phase)
+						}
+					}
+					return nil
+				}),
+			),
+		}},
+	})
+}
+
+// Bad input is refused at plan time, before anything runs.
+func TestAccStorageBenchmark_badInput(t *testing.T) {
+	acctest.Kube(t)
+	cases := []struct {
+		body string
+		want string
+	}{
+		{`storage_class = "a"
+  claim = "b"`, `Set exactly one of storage_class, claim and node_path`},
+		{`namespace = "default"`, `Set exactly one of storage_class, claim and node_path \(set: none\)`},
+		{`node_path = "/mnt"`, `set node to the Kubernetes node`},
+		{`node_path = "relative/dir"
+  node = "n"`, `must be an absolute path`},
+		{`storage_class = "a"
+  block_size = "8q"`, `"8q" is not a size`},
+		{`storage_class = "a"
+  block_size = "1000"`, `must be a multiple of 512 bytes`},
+		{`storage_class = "a"
+  rw_mix_read = 101`, `rw_mix_read.*between 0 and 100`},
+		{`storage_class = "a"
+  rw = "randomrw"`, `value must be one of`},
+		{`storage_class = "a"
+  profile = "oltp"`, `value must be one of`},
+		{`storage_class = "a"
+  runtime = "0s"`, `must be between 1s and 1h`},
+		{`storage_class = "a"
+  runtime = "2h"`, `must be between 1s and 1h`},
+		{`storage_class = "a"
+  runtime = "soon"`, `is not a duration`},
+		{`storage_class = "a"
+  block_size = "4M"
+  size = "2M"`, `block_size "4M" is larger than size "2M"`},
+		{`claim = "c"
+  volume_size = "1Gi"`, `volume_size sizes the temporary claim`},
+		{`storage_class = "a"
+  volume_size = "100Mi"`, `volume_size 100Mi is smaller than the 200M`},
+		{`storage_class = "a"
+  max_age = "-1h"`, `must not be negative`},
+		{`storage_class = "Not_A_Name"`, `DNS-1123 subdomain`},
+	}
+	steps := make([]resource.TestStep, 0, len(cases))
+	for _, c := range cases {
+		steps = append(steps, resource.TestStep{
+			Config:      acctest.ProviderConfig() + "data \"clusterstorage_storage_benchmark\" \"test\" {\n  " + c.body + "\n}\n",
+			ExpectError: regexp.MustCompile(c.want),
+			PlanOnly:    true,
+		})
+	}
+	resource.ParallelTest(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		Steps:                    steps,
+	})
+}
+
+// Targets that do not exist are named, with what does exist.
+func TestAccStorageBenchmark_missingTargets(t *testing.T) {
+	e := setup(t)
+	class := e.class()
+	pv, _ := e.localPV(class, "")
+	claim := e.claim(class, pv)
+	data := func(body string) string {
+		return acctest.ProviderConfig() + fmt.Sprintf("data \"clusterstorage_storage_benchmark\" \"test\" {\n  namespace = %q\n%s%s  %s\n}\n", e.ns, podAttributes(), short, body)
+	}
+	resource.ParallelTest(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: data(`storage_class = "no-such-class"`), ExpectError: regexp.MustCompile(`(?s)no storage class "no-such-class"; it has: .*` + class)},
+			{Config: data(`claim = "no-such-claim"`), ExpectError: regexp.MustCompile(`(?s)has no PersistentVolumeClaim "no-such-claim"; it has: ` + claim)},
+			{Config: data(`storage_class = "` + class + `"
+  node = "no-such-node"`), ExpectError: regexp.MustCompile(`(?s)node "no-such-node" not found in the cluster; its nodes are: .*` + e.node)},
+			{Config: acctest.ProviderConfig() + fmt.Sprintf("data \"clusterstorage_storage_benchmark\" \"test\" {\n  node_path = \"/tmp\"\n  node = %q\n%s}\n", e.node, short),
+				ExpectError: regexp.MustCompile(`(?s)the provider has no ssh block`)},
+			{
+				PreConfig: func() {
+					if err := e.noLeftovers(false); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: data(`claim = "` + claim + `"`),
+				Check:  check(func() error { return e.noLeftovers(false) }),
+			},
+		},
+	})
+}
