@@ -1,0 +1,510 @@
+package k3smigration
+
+// The stand-in k3s node. This machine has no systemd and no k3s, so tests build one that behaves
+// like a k3s node where the migration can tell: a data dir with k3s's layout, a k3s "service"
+// driven through a systemctl shim, a containerd shim that outlives the service and holds a mount
+// below the data dir, and a k3s-killall.sh. Everything lives below one temporary directory and is
+// reached through a real sshd whose PATH starts with the stand-in's bin directory.
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/acctest"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/node"
+)
+
+// standinHash is the name of the stand-in's data/<hash> directory.
+const standinHash = "0c0ffee1234567890abcdef"
+
+type standin struct {
+	t *testing.T
+	// Root holds everything; Bin is first on sshd's PATH; State is the service's state.
+	Root, Bin, State string
+	// Source is the k3s data dir; Config the k3s config file; Fstab the fstab bind_mount edits.
+	Source, Config, Fstab string
+	SSHD                  *acctest.SSHD
+	shimScript            string
+	Pool                  *node.Pool
+	Host                  *node.Host
+}
+
+type standinOptions struct {
+	// NoKillall leaves k3s-killall.sh off the node.
+	NoKillall bool
+	// Service is the unit ("k3s" by default).
+	Service string
+	// FillMB adds that many MiB of random files (container layers) to the data dir.
+	FillMB int
+}
+
+func requireRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("the stand-in k3s node mounts filesystems: run as root")
+	}
+	for _, tool := range []string{"rsync", "sqlite3", "setfattr", "setfacl", "flock", "mountpoint"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed (scripts/deps.sh installs it)", tool)
+		}
+	}
+}
+
+// newStandin builds the stand-in node, starts its sshd and its k3s service.
+func newStandin(t *testing.T, opts standinOptions) *standin {
+	t.Helper()
+	requireRoot(t)
+	if opts.Service == "" {
+		opts.Service = "k3s"
+	}
+	root := t.TempDir()
+	s := &standin{t: t, Root: root, Bin: filepath.Join(root, "bin"), State: filepath.Join(root, "state"),
+		Source: filepath.Join(root, "var/lib/rancher/k3s"), Config: filepath.Join(root, "etc/rancher/k3s/config.yaml"),
+		Fstab: filepath.Join(root, "etc/fstab")}
+	// Registered after TempDir: runs before the directory is removed, also when the test failed.
+	t.Cleanup(s.cleanup)
+	for _, d := range []string{s.Bin, s.State, filepath.Join(s.State, "units"), filepath.Dir(s.Config)} {
+		mustMkdir(t, d)
+	}
+	mustWrite(t, s.Fstab, "# stand-in fstab\n", 0o644)
+	s.writeScripts(opts)
+	mustWrite(t, filepath.Join(s.State, "units", opts.Service), "[Service]\nExecStart=/usr/local/bin/k3s server\n", 0o644)
+	s.buildDataDir(opts.FillMB)
+
+	s.SSHD = acctest.StartSSHDWith(t, acctest.SSHDOptions{ExtraConfig: []string{
+		"SetEnv PATH=" + s.Bin + ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+	}})
+	s.Pool = node.NewPool(node.PoolOptions{})
+	t.Cleanup(func() { _ = s.Pool.Close() })
+	host, err := s.Pool.Host(node.Target{Endpoint: node.Endpoint{
+		Host: s.SSHD.Host, Port: s.SSHD.Port, User: s.SSHD.User,
+		Auth:    node.Auth{PrivateKey: s.SSHD.ClientKeyPEM},
+		HostKey: node.HostKeyPolicy{KnownHostsFile: s.SSHD.KnownHostsPath},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Host = host
+	res, err := host.Run(context.Background(), node.NewCommand("sh", "-c", "command -v systemctl"))
+	if err != nil || strings.TrimSpace(string(res.Stdout)) != filepath.Join(s.Bin, "systemctl") {
+		t.Fatalf("sshd does not put the stand-in's bin first on PATH (SetEnv): %v %v", res, err)
+	}
+	s.systemctl("start", opts.Service)
+	return s
+}
+
+// systemctl runs the shim locally (the same script the node runs).
+func (s *standin) systemctl(args ...string) string {
+	s.t.Helper()
+	out, err := exec.Command(filepath.Join(s.Bin, "systemctl"), args...).CombinedOutput()
+	if err != nil {
+		s.t.Fatalf("systemctl %s: %v: %s\nservice log:\n%s", strings.Join(args, " "), err, out, s.serviceLog())
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func (s *standin) isActive(unit string) string {
+	out, _ := exec.Command(filepath.Join(s.Bin, "systemctl"), "is-active", unit).Output() //nolint:errcheck // exits 3 when inactive.
+	return strings.TrimSpace(string(out))
+}
+
+// dataDirInUse is the real path the running service opened its data dir at.
+func (s *standin) dataDirInUse(unit string) string {
+	b, err := os.ReadFile(filepath.Join(s.State, unit+".datadir"))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+func (s *standin) serviceLog() string {
+	b, _ := os.ReadFile(filepath.Join(s.State, "k3s.log")) //nolint:errcheck // for messages only.
+	return string(b)
+}
+
+// failStartOn makes the service refuse to start when its data dir resolves to dir.
+func (s *standin) failStartOn(dir string) {
+	mustWrite(s.t, filepath.Join(s.State, "fail-start-on"), dir+"\n", 0o644)
+}
+
+func (s *standin) writeScripts(opts standinOptions) {
+	t := s.t
+	q := strconv.Quote
+	systemctl := `#!/bin/sh
+# systemctl stand-in: start/stop/is-active/cat for units listed in $STATE/units.
+STATE=` + q(s.State) + `
+BIN=` + q(s.Bin) + `
+cmd=$1; shift
+while [ "${1#-}" != "$1" ]; do shift; done
+unit=${1%.service}
+if [ ! -f "$STATE/units/$unit" ]; then
+	if [ "$cmd" = is-active ]; then echo inactive; exit 3; fi
+	echo "Unit $unit.service could not be found." >&2; exit 1
+fi
+pidf=$STATE/$unit.pid
+alive() { [ -f "$pidf" ] && kill -0 "$(cat "$pidf")" 2>/dev/null; }
+case $cmd in
+cat) cat "$STATE/units/$unit" ;;
+is-active)
+	if alive; then echo active; exit 0; fi
+	if [ -f "$STATE/$unit.failed" ]; then echo failed; exit 3; fi
+	echo inactive; exit 3 ;;
+start)
+	if alive; then exit 0; fi
+	rm -f "$STATE/$unit.ready" "$STATE/$unit.failed"
+	setsid "$BIN/k3s-standin" "$unit" </dev/null >>"$STATE/$unit.log" 2>&1 &
+	echo $! > "$pidf"
+	i=0
+	while [ $i -lt 150 ]; do
+		if [ -f "$STATE/$unit.ready" ]; then exit 0; fi
+		if ! alive; then touch "$STATE/$unit.failed"; echo "Job for $unit.service failed because the control process exited with error code." >&2; exit 1; fi
+		sleep 0.1; i=$((i+1))
+	done
+	echo "Job for $unit.service timed out." >&2; exit 1 ;;
+stop)
+	if alive; then
+		kill -TERM "$(cat "$pidf")"
+		while alive; do sleep 0.05; done
+	fi
+	rm -f "$pidf"; exit 0 ;;
+*) echo "systemctl stand-in: unsupported command $cmd" >&2; exit 1 ;;
+esac
+`
+	service := `#!/bin/sh
+# k3s stand-in: checks its data dir like k3s would need it, keeps files open below it, starts a
+# containerd shim that outlives it and holds a mount, and writes to its SQLite datastore.
+STATE=` + q(s.State) + `
+dd=` + q(s.Source) + `
+cfg=` + q(s.Config) + `
+if [ -f "$cfg" ]; then
+	v=$(sed -n 's/^data-dir: *//p' "$cfg" | tr -d '"')
+	if [ -n "$v" ]; then dd=$v; fi
+fi
+real=$(realpath -e "$dd") || { echo "k3s: data dir $dd missing" >&2; exit 1; }
+if [ -f "$STATE/fail-start-on" ] && [ "$(cat "$STATE/fail-start-on")" = "$real" ]; then echo "k3s: failing on purpose on $real" >&2; exit 1; fi
+[ -s "$dd/server/token" ] || { echo "k3s: no token in $dd" >&2; exit 1; }
+[ "$(sqlite3 "$dd/server/db/state.db" 'PRAGMA integrity_check;')" = ok ] || { echo "k3s: datastore corrupt" >&2; exit 1; }
+printf '%s\n' "$real" > "$STATE/$1.datadir"
+cd "$dd/server" || exit 1
+exec 3>>"$dd/server/db/k3s-standin.log"
+rootfs=$dd/agent/containerd/io.containerd.runtime.v2.task/k8s.io/standin0/rootfs
+if [ -z "$(cat "$STATE/shim.pid" 2>/dev/null)" ] || ! kill -0 "$(cat "$STATE/shim.pid")" 2>/dev/null; then
+	setsid "$dd/data/` + standinHash + `/bin/containerd-shim-runc-v2" "$rootfs" "$STATE" </dev/null >>"$STATE/shim.log" 2>&1 &
+	i=0; while [ ! -f "$STATE/shim.ready" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done
+fi
+touch "$STATE/$1.ready"
+stop=
+trap 'stop=1' TERM
+while [ -z "$stop" ]; do
+	sqlite3 "$dd/server/db/state.db" "INSERT INTO kine(name, value) VALUES ('/registry/standin/tick', hex(randomblob(32)));" || echo "k3s: write failed" >&2
+	echo tick >&3
+	sleep 0.2
+done
+exit 0
+`
+	// The shim lives in the data dir, like k3s's own (data/<hash>/bin), so it holds files there.
+	shim := `#!/bin/sh
+# containerd-shim stand-in: mounts the container's root filesystem below the data dir and keeps
+# it busy (working directory) until killed.
+rootfs=$1 STATE=$2
+mkdir -p "$rootfs"
+mountpoint -q "$rootfs" || mount -t tmpfs -o size=1m standin-rootfs "$rootfs" || exit 1
+echo $$ > "$STATE/shim.pid"
+cd "$rootfs" || exit 1
+echo "container data" > container-file
+touch "$STATE/shim.ready"
+while :; do sleep 1; done
+`
+	killall := `#!/bin/sh
+# k3s-killall.sh stand-in: stops the services like the real one. Unlike the real one it leaves the
+# containerd shims running, as happened in the issue ("shim processes held mounts"): the migration
+# must stop them itself.
+echo "K3S_DATA_DIR=$K3S_DATA_DIR" >> ` + q(filepath.Join(s.State, "killall.log")) + `
+for u in k3s k3s-agent; do systemctl stop "$u" 2>/dev/null; done
+exit 0
+`
+	mustWrite(t, filepath.Join(s.Bin, "systemctl"), systemctl, 0o755)
+	mustWrite(t, filepath.Join(s.Bin, "k3s-standin"), service, 0o755)
+	if !opts.NoKillall {
+		mustWrite(t, filepath.Join(s.Bin, "k3s-killall.sh"), killall, 0o755)
+	}
+	s.shimScript = shim
+}
+
+// buildDataDir lays out a k3s data dir: server/db with a SQLite datastore, server/token,
+// server/tls, server/cred, agent/containerd with hard links and extended attributes,
+// data/<hash>/bin with a current link, storage/pvc-* with an ACL.
+func (s *standin) buildDataDir(fillMB int) {
+	t := s.t
+	dd := s.Source
+	rnd := func(n int) []byte {
+		b := make([]byte, n)
+		_, _ = rand.Read(b)
+		return b
+	}
+	files := map[string][]byte{
+		"server/token":              []byte("K10" + hex.EncodeToString(rnd(32)) + "::server:" + hex.EncodeToString(rnd(16)) + "\n"),
+		"server/tls/server-ca.crt":  rnd(1200),
+		"server/tls/server-ca.key":  rnd(227),
+		"server/tls/client-ca.crt":  rnd(1200),
+		"server/cred/passwd":        []byte("secret,node,node,k3s:agent\n"),
+		"server/manifests/ccm.yaml": []byte("apiVersion: v1\nkind: ServiceAccount\n"),
+		"agent/client-kubelet.crt":  rnd(1100),
+		"agent/client-kubelet.key":  rnd(227),
+		"agent/kubelet.kubeconfig":  []byte("server: https://127.0.0.1:6443\nclient-certificate: " + dd + "/agent/client-kubelet.crt\n"),
+		"agent/containerd/io.containerd.content.v1.content/blobs/sha256/aa" + strings.Repeat("0", 62): rnd(300 << 10),
+		"agent/containerd/io.containerd.snapshotter.v1.overlayfs/snapshots/1/fs/bin/busybox":         rnd(900 << 10),
+		"agent/containerd/io.containerd.snapshotter.v1.overlayfs/snapshots/1/fs/etc/passwd":          []byte("root:x:0:0:root:/root:/bin/sh\n"),
+		"data/" + standinHash + "/bin/k3s":                                                           rnd(64 << 10),
+		"storage/pvc-3f1e2d3c-0000-4000-8000-000000000001_default_data/db.dat":                       rnd(200 << 10),
+	}
+	for name, content := range files {
+		mustMkdir(t, filepath.Dir(filepath.Join(dd, name)))
+		mustWrite(t, filepath.Join(dd, name), string(content), 0o600)
+	}
+	mustWrite(t, filepath.Join(dd, "data", standinHash, "bin", "containerd-shim-runc-v2"), s.shimScript, 0o755)
+	for i := 0; i < fillMB; i++ {
+		p := filepath.Join(dd, "agent/containerd/io.containerd.content.v1.content/blobs/sha256", fmt.Sprintf("fill%04d", i))
+		mustWrite(t, p, string(rnd(1<<20)), 0o644)
+	}
+	snap := filepath.Join(dd, "agent/containerd/io.containerd.snapshotter.v1.overlayfs/snapshots/1/fs")
+	must(t, os.Link(filepath.Join(snap, "bin/busybox"), filepath.Join(snap, "bin/sh")))
+	must(t, os.Link(filepath.Join(snap, "bin/busybox"), filepath.Join(snap, "bin/ls")))
+	must(t, os.Symlink("token", filepath.Join(dd, "server/node-token")))
+	must(t, os.Symlink(filepath.Join(dd, "data", standinHash), filepath.Join(dd, "data/current")))
+	mustMkdir(t, filepath.Join(dd, "agent/containerd/io.containerd.runtime.v2.task/k8s.io/standin0/rootfs"))
+	run(t, "setfattr", "-n", "trusted.overlay.opaque", "-v", "y", filepath.Join(snap, "etc"))
+	run(t, "setfattr", "-n", "user.containerd.test", "-v", "layer-1", filepath.Join(snap, "etc/passwd"))
+	run(t, "setfacl", "-m", "u:65534:rwx", filepath.Join(dd, "storage/pvc-3f1e2d3c-0000-4000-8000-000000000001_default_data"))
+	must(t, os.Chown(filepath.Join(dd, "storage/pvc-3f1e2d3c-0000-4000-8000-000000000001_default_data/db.dat"), 1000, 1000))
+	mustMkdir(t, filepath.Join(dd, "server/db"))
+	run(t, "sqlite3", filepath.Join(dd, "server/db/state.db"),
+		"PRAGMA journal_mode=WAL; CREATE TABLE kine (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT, value BLOB);"+
+			" INSERT INTO kine(name, value) VALUES ('/registry/namespaces/default', 'ns'), ('/registry/pods/default/web', 'pod');")
+}
+
+// cleanup stops the service and the shim and unmounts everything below Root.
+func (s *standin) cleanup() {
+	for _, pidFile := range []string{"k3s.pid", "k3s-agent.pid", "shim.pid"} {
+		if b, err := os.ReadFile(filepath.Join(s.State, pidFile)); err == nil {
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid > 1 {
+				_ = syscall.Kill(-pid, syscall.SIGKILL)
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	}
+	// Anything else started from the stand-in (a shim's sleep, an orphaned rsync).
+	killBelow(s.Root)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		mounts := mountsBelow(readMountinfo(), s.Root)
+		if len(mounts) == 0 {
+			return
+		}
+		for _, mp := range mounts {
+			if err := syscall.Unmount(mp, 0); err != nil && time.Now().After(deadline) {
+				_ = syscall.Unmount(mp, syscall.MNT_DETACH)
+			}
+		}
+		if time.Now().After(deadline.Add(5 * time.Second)) {
+			s.t.Errorf("stand-in: could not unmount %v", mounts)
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func readMountinfo() []byte {
+	b, _ := os.ReadFile("/proc/self/mountinfo")
+	return b
+}
+
+// killBelow kills every process whose command line, working directory or executable mentions dir.
+func killBelow(dir string) {
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		cwd, _ := os.Readlink(filepath.Join("/proc", e.Name(), "cwd"))
+		if bytes.Contains(cmdline, []byte(dir)) || strings.HasPrefix(cwd, dir) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
+// fileState is one entry of a snapshot.
+type fileState struct {
+	Mode    fs.FileMode
+	UID     int
+	GID     int
+	Size    int64
+	Sum     string
+	Link    string
+	Xattrs  string
+	Inode   uint64
+	NLink   uint64
+	Content bool
+}
+
+// snapshot records every entry below dir (not crossing mounts): type, mode, owner, size, the
+// SHA-256 of regular files, link targets and extended attributes (ACLs included), and which
+// entries are hard links of one another. server/db is left out when skipDB (the running service
+// writes to it).
+func snapshot(t *testing.T, dir string, skipDB bool) map[string]fileState {
+	t.Helper()
+	out := map[string]fileState{}
+	var rootDev uint64
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		// The runtime state of containers (the shim's mounted rootfs) is not data: k3s makes it anew.
+		if rel == markerName || strings.HasPrefix(rel, "agent/containerd/io.containerd.runtime.v2.task") ||
+			(skipDB && (rel == "server/db" || strings.HasPrefix(rel, "server/db/"))) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		info, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		st, _ := info.Sys().(*syscall.Stat_t)
+		if rel == "." {
+			rootDev = st.Dev
+		} else if st.Dev != rootDev {
+			return filepath.SkipDir // a mount (the shim's rootfs)
+		}
+		fsx := fileState{Mode: info.Mode(), UID: int(st.Uid), GID: int(st.Gid), Inode: st.Ino, NLink: uint64(st.Nlink)}
+		switch {
+		case info.Mode().IsRegular():
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			h := sha256.Sum256(b)
+			fsx.Sum, fsx.Size = hex.EncodeToString(h[:]), info.Size()
+		case info.Mode()&fs.ModeSymlink != 0:
+			fsx.Link, _ = os.Readlink(p)
+		}
+		if info.Mode()&fs.ModeSymlink == 0 {
+			x, _ := exec.Command("getfattr", "-h", "-d", "-m", "-", "--absolute-names", p).Output() //nolint:errcheck // no xattrs is empty output.
+			lines := strings.Split(string(x), "\n")
+			if len(lines) > 0 {
+				lines = lines[1:] // "# file: ..."
+			}
+			fsx.Xattrs = strings.TrimSpace(strings.Join(lines, "\n"))
+		}
+		out[rel] = fsx
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("snapshot of %s: %v", dir, err)
+	}
+	return out
+}
+
+// compareSnapshots reports the differences between two snapshots; inode numbers are compared
+// only as hard-link groups (a copy has new inodes).
+func compareSnapshots(a, b map[string]fileState) []string {
+	var diffs []string
+	groups := func(m map[string]fileState) map[string]string {
+		byInode := map[uint64][]string{}
+		for p, f := range m {
+			if f.Mode.IsRegular() && f.NLink > 1 {
+				byInode[f.Inode] = append(byInode[f.Inode], p)
+			}
+		}
+		g := map[string]string{}
+		for _, ps := range byInode {
+			sort.Strings(ps)
+			for _, p := range ps {
+				g[p] = strings.Join(ps, ",")
+			}
+		}
+		return g
+	}
+	ga, gb := groups(a), groups(b)
+	for p, fa := range a {
+		fb, ok := b[p]
+		if !ok {
+			diffs = append(diffs, "missing: "+p)
+			continue
+		}
+		fa.Inode, fb.Inode = 0, 0
+		if fa != fb {
+			diffs = append(diffs, fmt.Sprintf("differs: %s: %+v != %+v", p, fa, fb))
+		}
+		if ga[p] != gb[p] {
+			diffs = append(diffs, fmt.Sprintf("hard links differ: %s: %q != %q", p, ga[p], gb[p]))
+		}
+	}
+	for p := range b {
+		if _, ok := a[p]; !ok {
+			diffs = append(diffs, "extra: "+p)
+		}
+	}
+	sort.Strings(diffs)
+	return diffs
+}
+
+// dbRows counts the datastore's rows.
+func dbRows(t *testing.T, dir string) int {
+	t.Helper()
+	out, err := exec.Command("sqlite3", filepath.Join(dir, "server/db/state.db"), "SELECT count(*) FROM kine; PRAGMA integrity_check;").CombinedOutput()
+	if err != nil {
+		t.Fatalf("reading the datastore in %s: %v: %s", dir, err, out)
+	}
+	f := strings.Fields(string(out))
+	if len(f) != 2 || f[1] != "ok" {
+		t.Fatalf("datastore in %s: %q", dir, out)
+	}
+	n, _ := strconv.Atoi(f[0])
+	return n
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustMkdir(t *testing.T, dir string) {
+	t.Helper()
+	must(t, os.MkdirAll(dir, 0o755))
+}
+
+func mustWrite(t *testing.T, p, content string, mode fs.FileMode) {
+	t.Helper()
+	must(t, os.WriteFile(p, []byte(content), mode))
+	must(t, os.Chmod(p, mode))
+}
+
+func run(t *testing.T, name string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command(name, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %s: %v: %s", name, strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
