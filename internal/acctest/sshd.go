@@ -19,8 +19,8 @@ import (
 )
 
 // SSHDPath is where tests look for the OpenSSH server. Debian's openssh-server package installs it
-// there; the GNUmakefile's test targets install that package when it is missing
-// (`apt-get install -y openssh-server`).
+// there; `make test` installs that package when it is missing (scripts/deps.sh, which runs
+// `apt-get install -y openssh-server`). Tests of sudo also need the sudo package.
 const SSHDPath = "/usr/sbin/sshd"
 
 // privsepDir is the privilege separation directory sshd refuses to start without. A package
@@ -358,7 +358,7 @@ func readBanner(addr string) error {
 func requireSSHD(t testing.TB) {
 	t.Helper()
 	if _, err := os.Stat(SSHDPath); err != nil {
-		msg := fmt.Sprintf("sshd harness: %s not found: install it with `apt-get install -y openssh-server` (make test does this)", SSHDPath)
+		msg := fmt.Sprintf("sshd harness: %s not found: install it with `apt-get install -y openssh-server` (make test does this through scripts/deps.sh)", SSHDPath)
 		if os.Getenv("CI") != "" {
 			t.Fatal(msg)
 		}
