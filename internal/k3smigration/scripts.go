@@ -4,13 +4,13 @@ package k3smigration
 // every value (paths, the service name) arrives as a positional parameter and is only ever used
 // double-quoted, so no user input is ever parsed by the node's shell.
 
-// markerName is the file the migration keeps at the top of the directory it copies into. It
+// MarkerName is the file the migration keeps at the top of the directory it copies into. It
 // names the source the copy came from, so that an interrupted migration can be resumed into the
 // same target (which is otherwise required to be empty), and it is the lock that keeps two copies
 // from running into the same target at once. Every copy and comparison leaves it out.
-const markerName = ".clusterstorage-k3s-migration"
+const MarkerName = ".clusterstorage-k3s-migration"
 
-// preflightScript describes $1 (source) and $2 (target) as key=value lines; $3 is markerName.
+// preflightScript describes $1 (source) and $2 (target) as key=value lines; $3 is MarkerName.
 const preflightScript = `LC_ALL=C; export LC_ALL
 src=$1 dst=$2 marker=$3
 if [ -L "$src" ]; then printf 'source=symlink\nsource_link=%s\n' "$(readlink -- "$src")"; exit 0; fi
@@ -60,7 +60,7 @@ exit 0`
 
 // copyScript copies $1/ into $2/ with rsync, keeping hard links, ACLs, extended attributes and
 // numeric owners, without crossing into other filesystems mounted below $1 (container root
-// filesystems), deleting what $1 no longer has. $3 is markerName, written (with $1) before the
+// filesystems), deleting what $1 no longer has. $3 is MarkerName, written (with $1) before the
 // first copy and held locked while rsync runs. Exit 75: another copy holds the lock.
 const copyScript = `LC_ALL=C; export LC_ALL
 mkdir -p -- "$2" || exit 1
@@ -68,12 +68,12 @@ if [ ! -e "$2/$3" ]; then printf '%s\n' "$1" > "$2/$3" || exit 1; fi
 exec flock -w 60 -E 75 "$2/$3" rsync -aHAXx --numeric-ids --delete --exclude="/$3" --stats "$1/" "$2/"`
 
 // diffScript prints what rsync would still change to make $2 like $1 (nothing when they are
-// equal in content and metadata). $3 is markerName.
+// equal in content and metadata). $3 is MarkerName.
 const diffScript = `LC_ALL=C; export LC_ALL
 exec rsync -aHAXxn --numeric-ids --delete --exclude="/$3" -i "$1/" "$2/"`
 
 // manifestScript counts the entries of $1 by type and sums the regular files' sizes ($2 is
-// markerName, left out), then prints the SHA-256 of the files k3s cannot do without: the
+// MarkerName, left out), then prints the SHA-256 of the files k3s cannot do without: the
 // datastore, the token, the credentials and certificates, and the agent's own keys.
 const manifestScript = `LC_ALL=C; export LC_ALL
 cd -- "$1" || exit 1

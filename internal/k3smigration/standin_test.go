@@ -1,4 +1,4 @@
-package k3smigration
+package k3smigration_test
 
 // The stand-in k3s node. This machine has no systemd and no k3s, so tests build one that behaves
 // like a k3s node where the migration can tell: a data dir with k3s's layout, a k3s "service"
@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/acctest"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/k3smigration"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/node"
 )
 
@@ -267,10 +268,10 @@ func (s *standin) buildDataDir(fillMB int) {
 		"agent/client-kubelet.key":  rnd(227),
 		"agent/kubelet.kubeconfig":  []byte("server: https://127.0.0.1:6443\nclient-certificate: " + dd + "/agent/client-kubelet.crt\n"),
 		"agent/containerd/io.containerd.content.v1.content/blobs/sha256/aa" + strings.Repeat("0", 62): rnd(300 << 10),
-		"agent/containerd/io.containerd.snapshotter.v1.overlayfs/snapshots/1/fs/bin/busybox":         rnd(900 << 10),
-		"agent/containerd/io.containerd.snapshotter.v1.overlayfs/snapshots/1/fs/etc/passwd":          []byte("root:x:0:0:root:/root:/bin/sh\n"),
-		"data/" + standinHash + "/bin/k3s":                                                           rnd(64 << 10),
-		"storage/pvc-3f1e2d3c-0000-4000-8000-000000000001_default_data/db.dat":                       rnd(200 << 10),
+		"agent/containerd/io.containerd.snapshotter.v1.overlayfs/snapshots/1/fs/bin/busybox":          rnd(900 << 10),
+		"agent/containerd/io.containerd.snapshotter.v1.overlayfs/snapshots/1/fs/etc/passwd":           []byte("root:x:0:0:root:/root:/bin/sh\n"),
+		"data/" + standinHash + "/bin/k3s":                                     rnd(64 << 10),
+		"storage/pvc-3f1e2d3c-0000-4000-8000-000000000001_default_data/db.dat": rnd(200 << 10),
 	}
 	for name, content := range files {
 		mustMkdir(t, filepath.Dir(filepath.Join(dd, name)))
@@ -311,7 +312,7 @@ func (s *standin) cleanup() {
 	killBelow(s.Root)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		mounts := mountsBelow(readMountinfo(), s.Root)
+		mounts := mountsBelowDir(s.Root)
 		if len(mounts) == 0 {
 			return
 		}
@@ -328,9 +329,18 @@ func (s *standin) cleanup() {
 	}
 }
 
-func readMountinfo() []byte {
+// mountsBelowDir lists the mount points below dir, deepest first.
+func mountsBelowDir(dir string) []string {
 	b, _ := os.ReadFile("/proc/self/mountinfo")
-	return b
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) > 4 && strings.HasPrefix(f[4], dir+"/") {
+			out = append(out, f[4])
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
+	return out
 }
 
 // killBelow kills every process whose command line, working directory or executable mentions dir.
@@ -377,7 +387,7 @@ func snapshot(t *testing.T, dir string, skipDB bool) map[string]fileState {
 		}
 		rel, _ := filepath.Rel(dir, p)
 		// The runtime state of containers (the shim's mounted rootfs) is not data: k3s makes it anew.
-		if rel == markerName || strings.HasPrefix(rel, "agent/containerd/io.containerd.runtime.v2.task") ||
+		if rel == k3smigration.MarkerName || strings.HasPrefix(rel, "agent/containerd/io.containerd.runtime.v2.task") ||
 			(skipDB && (rel == "server/db" || strings.HasPrefix(rel, "server/db/"))) {
 			if d.IsDir() {
 				return filepath.SkipDir

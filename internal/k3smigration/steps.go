@@ -100,20 +100,30 @@ func (s Spec) withDefaults() Spec {
 	return s
 }
 
-// CheckPaths validates source and target without reaching the node: both absolute and clean,
-// different, neither inside the other, neither a system directory.
+// CheckPath validates one path without reaching the node: absolute, clean, not a system
+// directory. name says which attribute it is, for the error.
+func CheckPath(name, p string) error {
+	if !strings.HasPrefix(p, "/") {
+		return fmt.Errorf("%s %q must be an absolute path", name, p)
+	}
+	if path.Clean(p) != p {
+		return fmt.Errorf("%s %q must be a clean path (write %q)", name, p, path.Clean(p))
+	}
+	switch p {
+	case "/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/proc", "/root", "/run", "/sbin", "/sys", "/tmp", "/usr", "/var", "/var/lib":
+		return fmt.Errorf("%s %q is a system directory", name, p)
+	}
+	return nil
+}
+
+// CheckPaths validates source and target without reaching the node: each as CheckPath says,
+// different, neither inside the other.
 func CheckPaths(source, target string) error {
-	for _, p := range []struct{ name, value string }{{"source", source}, {"target", target}} {
-		if !strings.HasPrefix(p.value, "/") {
-			return fmt.Errorf("%s %q must be an absolute path", p.name, p.value)
-		}
-		if path.Clean(p.value) != p.value {
-			return fmt.Errorf("%s %q must be a clean path (write %q)", p.name, p.value, path.Clean(p.value))
-		}
-		switch p.value {
-		case "/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/proc", "/root", "/run", "/sbin", "/sys", "/tmp", "/usr", "/var", "/var/lib":
-			return fmt.Errorf("%s %q is a system directory", p.name, p.value)
-		}
+	if err := CheckPath("source", source); err != nil {
+		return err
+	}
+	if err := CheckPath("target", target); err != nil {
+		return err
 	}
 	switch {
 	case source == target:
@@ -147,6 +157,9 @@ type Hooks struct {
 	NodeReady func(ctx context.Context, since time.Time) (ready bool, reason string, err error)
 	// Drain cordons the node and evicts its pods; Undrain uncordons it. Nil skips them.
 	Drain, Undrain func(ctx context.Context) error
+	// BeforeStop runs just before k3s is stopped (to note the node's last heartbeat, so that
+	// NodeReady can ask for a newer one). Nil skips it.
+	BeforeStop func(ctx context.Context) error
 	// Before, when set, runs before each step; an error fails that step. For tests.
 	Before func(ctx context.Context, step Step) error
 }
@@ -199,7 +212,7 @@ func (e *StepError) Error() string {
 			"k3s may be stopped. Check `systemctl status` on the node and put the directory back before starting k3s. ", e.RollbackErr, e.Live)
 	}
 	if e.Dest != "" {
-		fmt.Fprintf(&b, "The partial copy in %s is kept (marked with %s) and is reused by the next attempt.", e.Dest, markerName)
+		fmt.Fprintf(&b, "The partial copy in %s is kept (marked with %s) and is reused by the next attempt.", e.Dest, MarkerName)
 	}
 	return strings.TrimSpace(b.String())
 }
@@ -218,8 +231,8 @@ type move struct {
 	// live is the real path of the directory k3s uses now; dest the directory the copy goes to,
 	// destReal its real path.
 	live, dest, destReal string
-	apply      func(ctx context.Context) error
-	undo       func(ctx context.Context) error
+	apply                func(ctx context.Context) error
+	undo                 func(ctx context.Context) error
 
 	applied, stopped, started bool
 	result                    Result
@@ -362,7 +375,7 @@ func Restore(ctx context.Context, host *node.Host, spec Spec, hooks Hooks) (Resu
 				}
 			}
 		}
-		_, err := host.Run(ctx, node.NewCommand("rm", "-f", "--", path.Join(spec.Source, markerName)))
+		_, err := host.Run(ctx, node.NewCommand("rm", "-f", "--", path.Join(spec.Source, MarkerName)))
 		return err
 	}
 	m.undo = func(ctx context.Context) error {
@@ -389,7 +402,7 @@ func Restore(ctx context.Context, host *node.Host, spec Spec, hooks Hooks) (Resu
 	}
 	if !spec.KeepBackup {
 		tflog.Info(ctx, "removing the migrated copy (keep_backup = false)", map[string]any{"path": spec.Target})
-		if _, err := host.Run(ctx, node.Script(removeCopyScript, spec.Target, markerName, spec.Source)); err != nil {
+		if _, err := host.Run(ctx, node.Script(removeCopyScript, spec.Target, MarkerName, spec.Source)); err != nil {
 			m.result.Warnings = append(m.result.Warnings, fmt.Sprintf("The migrated copy %s could not be removed: %v", spec.Target, err))
 		}
 	}
@@ -439,6 +452,11 @@ func (m *move) run(ctx context.Context) (err error) {
 		return err
 	}
 	if err := do(StepStop, func(ctx context.Context) error {
+		if m.hooks.BeforeStop != nil {
+			if err := m.hooks.BeforeStop(ctx); err != nil {
+				return err
+			}
+		}
 		stoppedAt = time.Now()
 		m.stopped = true
 		return m.stop(ctx, m.live)
@@ -518,7 +536,7 @@ func (m *move) rollback(ctx context.Context) error {
 // preflightInfo is what preflight learnt.
 type preflightInfo struct {
 	sourceReal, targetReal string
-	sourceFS, targetFS Filesystem
+	sourceFS, targetFS     Filesystem
 }
 
 // preflight checks that from is a k3s data directory, that to is absent, empty or an earlier
@@ -543,7 +561,7 @@ func (m *move) preflight(ctx context.Context, from, to string) (preflightInfo, e
 			"use switch_method = \"symlink\" or \"bind_mount\", or move the setting into the config file", service, service, m.spec.ConfigFile)
 	}
 
-	res, err := m.host.Run(ctx, node.Script(preflightScript, from, to, markerName))
+	res, err := m.host.Run(ctx, node.Script(preflightScript, from, to, MarkerName))
 	if err != nil {
 		return info, err
 	}
@@ -665,7 +683,7 @@ func (m *move) detectService(ctx context.Context) (string, map[string]string, er
 // copy runs rsync from live to dest. While k3s runs, files vanishing mid-copy (rsync exit 24) are
 // expected.
 func (m *move) copy(ctx context.Context, running bool) error {
-	res, err := m.host.Exec(ctx, node.Script(copyScript, m.live, m.dest, markerName), node.ExecOptions{})
+	res, err := m.host.Exec(ctx, node.Script(copyScript, m.live, m.dest, MarkerName), node.ExecOptions{})
 	var exitErr *node.ExitError
 	if errors.As(err, &exitErr) {
 		switch {
@@ -673,7 +691,7 @@ func (m *move) copy(ctx context.Context, running bool) error {
 			tflog.Debug(ctx, "some files vanished during the first copy (k3s is running); the final copy catches up")
 			err = nil
 		case exitErr.ExitCode == 75:
-			return fmt.Errorf("another copy into %s is still running (its lock %s is held): %w", m.dest, markerName, err)
+			return fmt.Errorf("another copy into %s is still running (its lock %s is held): %w", m.dest, MarkerName, err)
 		}
 	}
 	if err != nil {
@@ -782,7 +800,7 @@ func (m *move) mountsBelow(ctx context.Context, dir string) ([]string, error) {
 // verify compares dest with live: nothing left for rsync to change, the same counts and bytes, and
 // the same checksums of the datastore, token and credentials.
 func (m *move) verify(ctx context.Context) error {
-	res, err := m.host.Run(ctx, node.Script(diffScript, m.live, m.dest, markerName))
+	res, err := m.host.Run(ctx, node.Script(diffScript, m.live, m.dest, MarkerName))
 	if err != nil {
 		return fmt.Errorf("comparing %s with %s: %w", m.live, m.dest, err)
 	}
@@ -824,7 +842,7 @@ type manifest struct {
 }
 
 func (m *move) manifest(ctx context.Context, dir string) (manifest, error) {
-	res, err := m.host.Run(ctx, node.Script(manifestScript, dir, markerName))
+	res, err := m.host.Run(ctx, node.Script(manifestScript, dir, MarkerName))
 	if err != nil {
 		return manifest{}, fmt.Errorf("listing %s: %w", dir, err)
 	}

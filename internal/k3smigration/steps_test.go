@@ -1,4 +1,4 @@
-package k3smigration
+package k3smigration_test
 
 import (
 	"context"
@@ -8,14 +8,16 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/k3smigration"
 )
 
 // These tests run the migration machinery against the stand-in k3s node (real sshd, rsync, files,
 // mounts and processes on this machine), without Terraform or Kubernetes: the node-Ready check is
 // left out here and covered by the acceptance tests.
 
-func (s *standin) spec(target string) Spec {
-	return Spec{Source: s.Source, Target: target, KeepBackup: true, ConfigFile: s.Config, FstabFile: s.Fstab,
+func (s *standin) spec(target string) k3smigration.Spec {
+	return k3smigration.Spec{Source: s.Source, Target: target, KeepBackup: true, ConfigFile: s.Config, FstabFile: s.Fstab,
 		StopTimeout: 30 * time.Second, HealthTimeout: 20 * time.Second, RollbackTimeout: time.Minute}
 }
 
@@ -70,7 +72,7 @@ func TestMigrate_symlink(t *testing.T) {
 	before := snapshot(t, s.Source, true)
 	rows := dbRows(t, s.Source)
 
-	res, err := Migrate(ctx, s.Host, s.spec(target), Hooks{})
+	res, err := k3smigration.Migrate(ctx, s.Host, s.spec(target), k3smigration.Hooks{})
 	if err != nil {
 		t.Fatalf("migrate: %v\nservice log:\n%s", err, s.serviceLog())
 	}
@@ -84,29 +86,29 @@ func TestMigrate_symlink(t *testing.T) {
 	}
 	t.Logf("result: %+v", res)
 
-	st, err := ReadState(ctx, s.Host, s.spec(target))
+	st, err := k3smigration.ReadState(ctx, s.Host, s.spec(target))
 	if err != nil || !st.InUse {
 		t.Errorf("ReadState after the migration: %+v %v", st, err)
 	}
 
 	// A second migration of the same source is refused: it is a link now.
-	_, err = Migrate(ctx, s.Host, s.spec(filepath.Join(s.Root, "other")), Hooks{})
-	var se *StepError
-	if !errors.As(err, &se) || se.Step != StepPreflight || !strings.Contains(err.Error(), "looks migrated already") {
+	_, err = k3smigration.Migrate(ctx, s.Host, s.spec(filepath.Join(s.Root, "other")), k3smigration.Hooks{})
+	var se *k3smigration.StepError
+	if !errors.As(err, &se) || se.Step != k3smigration.StepPreflight || !strings.Contains(err.Error(), "looks migrated already") {
 		t.Errorf("second migration: %v", err)
 	}
 
 	// Restore moves it back.
-	rres, err := Restore(ctx, s.Host, s.spec(target), Hooks{})
+	rres, err := k3smigration.Restore(ctx, s.Host, s.spec(target), k3smigration.Hooks{})
 	if err != nil {
 		t.Fatalf("restore: %v\n%s", err, s.serviceLog())
 	}
 	t.Logf("restore: %+v", rres)
 	checkIntact(t, s, before, rows)
-	if _, err := os.Stat(filepath.Join(s.Source, markerName)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(s.Source, k3smigration.MarkerName)); !os.IsNotExist(err) {
 		t.Errorf("the marker is left in the restored directory: %v", err)
 	}
-	if st, err := ReadState(ctx, s.Host, s.spec(target)); err != nil || st.InUse {
+	if st, err := k3smigration.ReadState(ctx, s.Host, s.spec(target)); err != nil || st.InUse {
 		t.Errorf("ReadState after the restore: %+v %v", st, err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/benchmark"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/k3smigration"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/localpv"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/providerdata"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/storageclass"
@@ -67,6 +68,7 @@ func (p *Provider) Resources(_ context.Context) []func() resource.Resource {
 	return []func() resource.Resource{
 		storageclass.NewResource,
 		localpv.NewResource,
+		k3smigration.NewResource,
 	}
 }
 

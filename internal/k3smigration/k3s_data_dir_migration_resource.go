@@ -1,0 +1,221 @@
+// Package k3smigration implements clusterstorage_k3s_data_dir_migration: moving a k3s node's
+// data directory to another disk over SSH, with rollback.
+package k3smigration
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/node"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/providerdata"
+)
+
+var (
+	_ resource.ResourceWithConfigure   = &Resource{}
+	_ resource.ResourceWithImportState = &Resource{}
+)
+
+const (
+	defaultCreateTimeout = 60 * time.Minute
+	defaultDeleteTimeout = 60 * time.Minute
+)
+
+// NewResource returns the clusterstorage_k3s_data_dir_migration resource.
+func NewResource() resource.Resource {
+	return &Resource{}
+}
+
+// Resource moves a k3s data directory.
+type Resource struct {
+	data *providerdata.Data
+}
+
+// Metadata sets the type name.
+func (r *Resource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_k3s_data_dir_migration"
+}
+
+// Configure receives the provider's shared clients and node access.
+func (r *Resource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.data = providerdata.From(req.ProviderData, &resp.Diagnostics)
+}
+
+// Create runs the migration; state is written only when it succeeded.
+func (r *Resource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var plan model
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	timeout, diags := plan.Timeouts.Create(ctx, defaultCreateTimeout)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	spec, err := plan.spec()
+	if err != nil {
+		resp.Diagnostics.AddError("Invalid migration", err.Error())
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	nodeName := plan.Node.ValueString()
+	host, hooks, ok := r.connect(ctx, nodeName, plan.Drain.ValueBool(), &resp.Diagnostics)
+	if !ok {
+		return
+	}
+	tflog.Info(ctx, "migrating the k3s data dir", map[string]any{"node": nodeName, "source": spec.Source, "target": spec.Target, "switch_method": string(spec.Method)})
+	res, err := migrateHook(ctx, host, spec, hooks)
+	if err != nil {
+		resp.Diagnostics.AddError(fmt.Sprintf("Migrating the k3s data dir on %s failed", nodeName), err.Error())
+		return
+	}
+	for _, w := range res.Warnings {
+		resp.Diagnostics.AddWarning("k3s data dir migration", w)
+	}
+	plan.observed(res)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+// migrateHook runs the migration; tests replace it to add fault hooks.
+var migrateHook = Migrate
+
+// Read checks that k3s still uses the target; when it does not (a revert by hand), the
+// resource is removed from state so that the plan shows the migration again.
+func (r *Resource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state model
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	nodeName := state.Node.ValueString()
+	spec, err := state.spec()
+	if err != nil {
+		resp.Diagnostics.AddError("Invalid state", err.Error())
+		return
+	}
+	if r.data == nil {
+		resp.Diagnostics.AddError("Provider not configured", "The clusterstorage provider was not configured before this resource was used.")
+		return
+	}
+	host, err := r.data.Host(ctx, nodeName)
+	var st State
+	if err == nil {
+		st, err = ReadState(ctx, host, spec)
+	}
+	if err != nil {
+		resp.Diagnostics.AddWarning("Could not check the k3s data dir",
+			fmt.Sprintf("Whether k3s on %s still uses %s could not be checked: %v. The state was kept as it was.", nodeName, spec.Target, err))
+		return
+	}
+	if !st.InUse {
+		tflog.Warn(ctx, "k3s no longer uses the migrated directory; removing the migration from state", map[string]any{"node": nodeName, "reason": st.Reason})
+		resp.Diagnostics.AddWarning("k3s data dir migration was reverted",
+			fmt.Sprintf("On %s, %s. The migration is planned again.", nodeName, st.Reason))
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	if state.ID.IsNull() || state.ID.ValueString() == "" {
+		state.ID = types.StringValue(nodeName + ":" + spec.Source)
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+// Update only changes restore_on_destroy and timeouts (everything else replaces the resource).
+func (r *Resource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan model
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+// Delete forgets the migration, or with restore_on_destroy moves the data back first.
+func (r *Resource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state model
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	nodeName := state.Node.ValueString()
+	if !state.RestoreOnDestroy.ValueBool() {
+		tflog.Info(ctx, "forgetting the k3s data dir migration; k3s keeps running on the target", map[string]any{"node": nodeName, "target": state.Target.ValueString()})
+		return
+	}
+	timeout, diags := state.Timeouts.Delete(ctx, defaultDeleteTimeout)
+	resp.Diagnostics.Append(diags...)
+	spec, err := state.spec()
+	if err != nil {
+		resp.Diagnostics.AddError("Invalid state", err.Error())
+	}
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	host, hooks, ok := r.connect(ctx, nodeName, state.Drain.ValueBool(), &resp.Diagnostics)
+	if !ok {
+		return
+	}
+	st, err := ReadState(ctx, host, spec)
+	if err != nil {
+		resp.Diagnostics.AddError("Checking the k3s data dir on "+nodeName+" failed", err.Error()+" Nothing was changed.")
+		return
+	}
+	if !st.InUse {
+		tflog.Warn(ctx, "k3s no longer uses the migrated directory: nothing to restore", map[string]any{"reason": st.Reason})
+		return
+	}
+	tflog.Info(ctx, "restoring the k3s data dir", map[string]any{"node": nodeName, "from": spec.Target, "to": spec.Source})
+	res, err := Restore(ctx, host, spec, hooks)
+	if err != nil {
+		resp.Diagnostics.AddError(fmt.Sprintf("Restoring the k3s data dir on %s failed", nodeName), err.Error())
+		return
+	}
+	for _, w := range res.Warnings {
+		resp.Diagnostics.AddWarning("k3s data dir restore", w)
+	}
+}
+
+// ImportState takes "<node>,<source>,<target>[,<switch_method>]"; Read then checks the node.
+func (r *Resource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	nodeName, source, target, method, err := parseImportID(req.ID)
+	if err != nil {
+		resp.Diagnostics.AddError("Invalid import ID", err.Error())
+		return
+	}
+	for name, v := range map[string]any{
+		"id": nodeName + ":" + source, "node": nodeName, "source": source, "target": target, "switch_method": string(method),
+		"config_file": DefaultConfigFile, "keep_backup": true, "drain": false, "free_space_margin": "1Gi", "restore_on_destroy": false,
+	} {
+		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(name), v)...)
+	}
+}
+
+// connect resolves the node to an SSH host and builds the Kubernetes hooks.
+func (r *Resource) connect(ctx context.Context, nodeName string, drain bool, diags *diag.Diagnostics) (*node.Host, Hooks, bool) {
+	if r.data == nil {
+		diags.AddError("Provider not configured", "The clusterstorage provider was not configured before this resource was used.")
+		return nil, Hooks{}, false
+	}
+	client, err := r.data.Kube.Typed()
+	if err != nil {
+		diags.AddError("Cannot reach the Kubernetes cluster", err.Error())
+		return nil, Hooks{}, false
+	}
+	host, err := r.data.Host(ctx, nodeName)
+	if err != nil {
+		diags.AddError("Cannot reach node "+nodeName, err.Error())
+		return nil, Hooks{}, false
+	}
+	k := &kubeHooks{client: client, node: nodeName}
+	return host, k.hooks(drain), true
+}

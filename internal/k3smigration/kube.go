@@ -1,0 +1,201 @@
+package k3smigration
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
+)
+
+// kubeHooks are the migration's Kubernetes side for one node: the health check (Ready, with a
+// kubelet heartbeat newer than the last one before the stop) and the optional drain.
+type kubeHooks struct {
+	client kubernetes.Interface
+	node   string
+
+	mu        sync.Mutex
+	lastRenew time.Time
+	cordoned  bool
+}
+
+func (k *kubeHooks) hooks(drain bool) Hooks {
+	h := Hooks{NodeReady: k.ready, BeforeStop: k.noteHeartbeat}
+	if drain {
+		h.Drain, h.Undrain = k.drain, k.uncordon
+	}
+	return h
+}
+
+// noteHeartbeat records the node lease's last renewal, before k3s stops.
+func (k *kubeHooks) noteHeartbeat(ctx context.Context) error {
+	lease, err := k.client.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, k.node, metav1.GetOptions{})
+	if err != nil {
+		if kube.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("reading the node lease of %s: %w", k.node, err)
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if lease.Spec.RenewTime != nil {
+		k.lastRenew = lease.Spec.RenewTime.Time
+	}
+	return nil
+}
+
+// ready reports the node Ready with a lease renewed after the one noted before the stop. The API
+// may be down meanwhile (on a server node it is k3s itself): that is a reason to wait, not an error.
+func (k *kubeHooks) ready(ctx context.Context, _ time.Time) (bool, string, error) {
+	n, err := k.client.CoreV1().Nodes().Get(ctx, k.node, metav1.GetOptions{})
+	if err != nil {
+		return false, "the API server does not answer yet: " + err.Error(), nil
+	}
+	ready := false
+	reason := "the node has no Ready condition"
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			ready = c.Status == corev1.ConditionTrue
+			reason = fmt.Sprintf("node %s is not Ready (%s: %s)", k.node, c.Reason, c.Message)
+		}
+	}
+	if !ready {
+		return false, reason, nil
+	}
+	lease, err := k.client.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, k.node, metav1.GetOptions{})
+	if err != nil {
+		return false, "reading the node lease: " + err.Error(), nil
+	}
+	k.mu.Lock()
+	last := k.lastRenew
+	k.mu.Unlock()
+	if lease.Spec.RenewTime == nil || !lease.Spec.RenewTime.After(last) {
+		return false, "the kubelet has not renewed its node lease since k3s was started", nil
+	}
+	return true, "", nil
+}
+
+// drain cordons the node and evicts its pods (not DaemonSet or mirror pods), waiting until they
+// are gone.
+func (k *kubeHooks) drain(ctx context.Context) error {
+	n, err := kube.GetNode(ctx, k.client, k.node)
+	if err != nil {
+		return err
+	}
+	if !n.Spec.Unschedulable {
+		tflog.Info(ctx, "cordoning the node", map[string]any{"node": k.node})
+		if err := k.setUnschedulable(ctx, true); err != nil {
+			return err
+		}
+		k.mu.Lock()
+		k.cordoned = true
+		k.mu.Unlock()
+	}
+	pods, err := k.evictable(ctx)
+	if err != nil {
+		return err
+	}
+	for _, p := range pods {
+		tflog.Info(ctx, "evicting pod", map[string]any{"namespace": p.Namespace, "name": p.Name})
+		err := kube.Poll(ctx, time.Second, 5*time.Minute, fmt.Sprintf("eviction of pod %s/%s", p.Namespace, p.Name), func(ctx context.Context) (bool, string, error) {
+			err := k.client.PolicyV1().Evictions(p.Namespace).Evict(ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace}})
+			switch {
+			case err == nil, apierrors.IsNotFound(err):
+				return true, "", nil
+			case apierrors.IsTooManyRequests(err):
+				return false, "a PodDisruptionBudget does not allow it yet: " + err.Error(), nil
+			default:
+				return false, "", err
+			}
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return kube.Poll(ctx, time.Second, 10*time.Minute, "evicted pods to be gone from node "+k.node, func(ctx context.Context) (bool, string, error) {
+		left, err := k.evictable(ctx)
+		if err != nil {
+			return false, "", err
+		}
+		if len(left) == 0 {
+			return true, "", nil
+		}
+		names := make([]string, 0, len(left))
+		for _, p := range left {
+			names = append(names, p.Namespace+"/"+p.Name)
+		}
+		return false, "still running: " + strings.Join(names, ", "), nil
+	})
+}
+
+// uncordon makes the node schedulable again, when drain cordoned it.
+func (k *kubeHooks) uncordon(ctx context.Context) error {
+	k.mu.Lock()
+	cordoned := k.cordoned
+	k.mu.Unlock()
+	if !cordoned {
+		return nil
+	}
+	// On a server node the API comes back with k3s: wait for it.
+	var last error
+	err := kube.Poll(ctx, time.Second, 5*time.Minute, "uncordoning node "+k.node, func(ctx context.Context) (bool, string, error) {
+		last = k.setUnschedulable(ctx, false)
+		if last != nil {
+			return false, last.Error(), nil
+		}
+		return true, "", nil
+	})
+	if err == nil {
+		k.mu.Lock()
+		k.cordoned = false
+		k.mu.Unlock()
+		tflog.Info(ctx, "uncordoned the node", map[string]any{"node": k.node})
+	}
+	return err
+}
+
+func (k *kubeHooks) setUnschedulable(ctx context.Context, v bool) error {
+	patch := fmt.Sprintf(`{"spec":{"unschedulable":%t}}`, v)
+	_, err := k.client.CoreV1().Nodes().Patch(ctx, k.node, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{})
+	if err != nil {
+		return fmt.Errorf("setting node %s unschedulable=%t: %w", k.node, v, err)
+	}
+	return nil
+}
+
+// evictable lists the node's pods that a drain evicts.
+func (k *kubeHooks) evictable(ctx context.Context) ([]corev1.Pod, error) {
+	list, err := k.client.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + k.node})
+	if err != nil {
+		return nil, fmt.Errorf("listing pods on node %s: %w", k.node, err)
+	}
+	var out []corev1.Pod
+	for _, p := range list.Items {
+		if _, mirror := p.Annotations[corev1.MirrorPodAnnotationKey]; mirror {
+			continue
+		}
+		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		daemon := false
+		for _, o := range p.OwnerReferences {
+			if o.Kind == "DaemonSet" {
+				daemon = true
+			}
+		}
+		if !daemon {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,85 @@
+package k3smigration
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	k8sresource "k8s.io/apimachinery/pkg/api/resource"
+)
+
+type model struct {
+	ID               types.String   `tfsdk:"id"`
+	Node             types.String   `tfsdk:"node"`
+	Source           types.String   `tfsdk:"source"`
+	Target           types.String   `tfsdk:"target"`
+	Service          types.String   `tfsdk:"service"`
+	SwitchMethod     types.String   `tfsdk:"switch_method"`
+	ConfigFile       types.String   `tfsdk:"config_file"`
+	KeepBackup       types.Bool     `tfsdk:"keep_backup"`
+	Drain            types.Bool     `tfsdk:"drain"`
+	FreeSpaceMargin  types.String   `tfsdk:"free_space_margin"`
+	RestoreOnDestroy types.Bool     `tfsdk:"restore_on_destroy"`
+	BackupPath       types.String   `tfsdk:"backup_path"`
+	BytesCopied      types.Int64    `tfsdk:"bytes_copied"`
+	FilesCopied      types.Int64    `tfsdk:"files_copied"`
+	DowntimeSeconds  types.Float64  `tfsdk:"downtime_seconds"`
+	MigratedAt       types.String   `tfsdk:"migrated_at"`
+	SourceFilesystem types.String   `tfsdk:"source_filesystem"`
+	TargetFilesystem types.String   `tfsdk:"target_filesystem"`
+	Timeouts         timeouts.Value `tfsdk:"timeouts"`
+}
+
+// spec turns the model into the machinery's Spec.
+func (m model) spec() (Spec, error) {
+	margin, err := k8sresource.ParseQuantity(m.FreeSpaceMargin.ValueString())
+	if err != nil {
+		return Spec{}, fmt.Errorf("free_space_margin: %w", err)
+	}
+	s := Spec{
+		Source:      m.Source.ValueString(),
+		Target:      m.Target.ValueString(),
+		Service:     m.Service.ValueString(),
+		Method:      Method(m.SwitchMethod.ValueString()),
+		ConfigFile:  m.ConfigFile.ValueString(),
+		KeepBackup:  m.KeepBackup.ValueBool(),
+		MarginBytes: margin.Value(),
+	}
+	return s, CheckPaths(s.Source, s.Target)
+}
+
+// observed writes what a finished migration saw into the model.
+func (m *model) observed(res Result) {
+	m.ID = types.StringValue(m.Node.ValueString() + ":" + m.Source.ValueString())
+	m.Service = types.StringValue(res.Service)
+	m.BackupPath = types.StringValue(res.BackupPath)
+	m.BytesCopied = types.Int64Value(res.BytesCopied)
+	m.FilesCopied = types.Int64Value(res.FilesCopied)
+	m.DowntimeSeconds = types.Float64Value(float64(res.Downtime.Milliseconds()) / 1000)
+	m.MigratedAt = types.StringValue(res.Finished.UTC().Format(time.RFC3339))
+	m.SourceFilesystem = types.StringValue(res.SourceFS.String())
+	m.TargetFilesystem = types.StringValue(res.TargetFS.String())
+}
+
+// parseImportID reads "<node>,<source>,<target>[,<switch_method>]".
+func parseImportID(id string) (nodeName, source, target string, method Method, err error) {
+	parts := strings.Split(id, ",")
+	if len(parts) < 3 || len(parts) > 4 || parts[0] == "" {
+		return "", "", "", "", fmt.Errorf("import ID %q must be <node>,<source>,<target> or <node>,<source>,<target>,<switch_method>", id)
+	}
+	method = MethodSymlink
+	if len(parts) == 4 {
+		method = Method(parts[3])
+		switch method {
+		case MethodSymlink, MethodConfig, MethodBindMount:
+		default:
+			return "", "", "", "", fmt.Errorf("import ID %q: switch_method must be symlink, config or bind_mount", id)
+		}
+	}
+	if err := CheckPaths(parts[1], parts[2]); err != nil {
+		return "", "", "", "", fmt.Errorf("import ID %q: %w", id, err)
+	}
+	return parts[0], parts[1], parts[2], method, nil
+}
