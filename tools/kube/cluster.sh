@@ -572,6 +572,9 @@ start_containerd() {
 	wait_for "containerd" 60 containerd -- ctr --address "$CONTAINERD_SOCK" version
 }
 
+# No --node-ip: the kubelet refuses a loopback node IP and otherwise picks
+# the default route's address as InternalIP. The apiserver reaches the kubelet
+# by the Hostname address (the node name, which resolves to 127.0.0.1).
 start_kubelet() {
 	write_kubelet_config
 	start_daemon kubelet "$BIN/kubelet" \
@@ -580,7 +583,6 @@ start_kubelet() {
 		--root-dir="$STATE/kubelet" \
 		--cert-dir="$PKI/kubelet-generated" \
 		--hostname-override="$NODE" \
-		--node-ip=127.0.0.1 \
 		--v=1
 	wait_for "kubelet /healthz" 60 kubelet -- curl -fsS "http://127.0.0.1:$KUBELET_HEALTHZ_PORT/healthz"
 }
