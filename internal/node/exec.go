@@ -13,10 +13,6 @@ import (
 	"golang.org/x/crypto/ssh"
 )
 
-// killGrace is how long a cancelled command gets after SIGTERM before SIGKILL, and after SIGKILL
-// before its session is closed regardless.
-const killGrace = 2 * time.Second
-
 // sessionRefusedTimeout is how long a command waits while sshd refuses new sessions.
 const sessionRefusedTimeout = 30 * time.Second
 
@@ -125,7 +121,9 @@ func (h *Host) Run(ctx context.Context, cmd Command) (*Result, error) {
 // Exec runs cmd on the host, through `sudo -n --` when the target asks for sudo and its user is
 // not root. A non-zero exit returns both the Result and an *ExitError. When ctx ends or the timeout
 // passes, the command's whole process group gets SIGTERM, then SIGKILL after 2s, and Exec returns
-// an error wrapping context.Canceled or context.DeadlineExceeded.
+// an error wrapping context.Canceled or context.DeadlineExceeded. For that, every command runs
+// under a small `sh -c` wrapper that reports its process id on stderr first (Exec removes that
+// line), so nodes need a POSIX sh, as any Linux has.
 func (h *Host) Exec(ctx context.Context, cmd Command, opts ExecOptions) (*Result, error) {
 	sudo := h.target.Sudo && h.target.User != "root"
 	if sudo {

@@ -54,7 +54,7 @@ func (e *HostKeyError) Error() string {
 		}
 		b.WriteString(". Check the fingerprint out of band (on the node: ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub), then add the key to the known_hosts file")
 		if host, port, err := net.SplitHostPort(e.Addr); err == nil && e.KnownHostsFile != "" {
-			fmt.Fprintf(&b, " (ssh-keyscan -p %s %s >> %s)", port, host, e.KnownHostsFile)
+			fmt.Fprintf(&b, " (ssh-keyscan -p %s %s >> %s)", port, Quote(host), Quote(e.KnownHostsFile))
 		}
 		b.WriteString(", pin it in the host key settings, or, on a throw-away test machine only, ignore host keys")
 		return b.String()
@@ -65,7 +65,7 @@ func (e *HostKeyError) Error() string {
 			"If the change is expected, check the new fingerprint out of band and replace the old key",
 			e.Addr, e.Presented, e.Source, strings.Join(e.Expected, " or "))
 		if e.KnownHostsFile != "" {
-			fmt.Fprintf(&b, " (ssh-keygen -R %s -f %s, then add the new one)", knownhosts.Normalize(e.Addr), e.KnownHostsFile)
+			fmt.Fprintf(&b, " (ssh-keygen -R %s -f %s, then add the new one)", Quote(knownhosts.Normalize(e.Addr)), Quote(e.KnownHostsFile))
 		}
 		return b.String()
 	}

@@ -257,7 +257,7 @@ func TestHostKey_Mismatch(t *testing.T) {
 		"presented ssh-ed25519 " + ssh.FingerprintSHA256(serverKey),
 		"known_hosts file " + known + " expects ssh-ed25519 " + ssh.FingerprintSHA256(otherKey) + " (" + known + ":1)",
 		"intercepting",
-		fmt.Sprintf("ssh-keygen -R [%s]:%d -f %s", s.Host, s.Port, known),
+		fmt.Sprintf("ssh-keygen -R '[%s]:%d' -f %s", s.Host, s.Port, known),
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error does not contain %q:\n%v", want, err)
