@@ -58,7 +58,8 @@ declare -A IMAGES=([pause]=$PAUSE_IMAGE [busybox]=$BUSYBOX_IMAGE [fio]=$FIO_IMAG
 # Components in start order; down stops them in reverse.
 COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet)
 
-log() { printf 'cluster: %s\n' "$*" >&2; }
+# Progress lines carry the seconds since this command started.
+log() { printf 'cluster: [%3ds] %s\n' "$SECONDS" "$*" >&2; }
 die() {
 	log "ERROR: $*"
 	exit 1
@@ -117,7 +118,7 @@ start_daemon() {
 	log "starting $name"
 	# shellcheck disable=SC2016 # $$, $0 and $@ are for the inner bash
 	setsid bash -c 'echo $$ >"$0"; exec "$@"' "$RUN/$name.pid" "$@" \
-		>>"$LOGS/$name.log" 2>&1 </dev/null &
+		>>"$LOGS/$name.log" 2>&1 </dev/null 9<&- &
 	# The pidfile appears as soon as the child runs.
 	wait_for "$name pidfile" 10 "" -- test -s "$RUN/$name.pid"
 }
@@ -141,6 +142,17 @@ stop_daemon() {
 		sleep 0.1
 	done
 	rm -f "$RUN/$name.pid"
+}
+
+# lock: up and down run one at a time on this machine (the ports are fixed),
+# whoever calls them. The lock is on this script file, so no extra file is
+# left behind; daemons are started with the descriptor closed.
+lock() {
+	exec 9<"${BASH_SOURCE[0]}"
+	if ! flock -n 9; then
+		log "waiting for another cluster.sh up/down to finish"
+		flock 9
+	fi
 }
 
 # --- host preparation ---------------------------------------------------------
@@ -724,8 +736,14 @@ cmd_status() {
 
 main() {
 	case ${1:-} in
-	up) cmd_up ;;
-	down) cmd_down ;;
+	up)
+		lock
+		cmd_up
+		;;
+	down)
+		lock
+		cmd_down
+		;;
 	env) cmd_env ;;
 	status) cmd_status ;;
 	*)
