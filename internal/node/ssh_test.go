@@ -70,12 +70,21 @@ func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool)
 	}
 }
 
-// processesWith returns the pids below sshd whose command line contains marker.
-func processesWith(t *testing.T, s *acctest.SSHD, marker string) []int {
+// processesWith returns the pids of all processes on this machine whose command line contains
+// marker: not only those below sshd, since a process whose parent was killed moves to init.
+func processesWith(t *testing.T, marker string) []int {
 	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
 	var pids []int
-	for _, pid := range s.Descendants(t) {
-		cmdline, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
 		if err == nil && bytes.Contains(cmdline, []byte(marker)) {
 			pids = append(pids, pid)
 		}
@@ -198,7 +207,16 @@ func TestExec_TimeoutKillsTheCommand(t *testing.T) {
 		t.Errorf("a 500ms timeout took %s to return", elapsed)
 	}
 	waitFor(t, "the timed out sleep to be gone", 5*time.Second, func() bool {
-		return len(processesWith(t, s, "31.25")) == 0
+		return len(processesWith(t, "31.25")) == 0
+	})
+
+	// Processes a script started are stopped too: the whole process group is killed.
+	_, err = h.Run(t.Context(), node.Script(`sleep 34.25; echo never`))
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("want a timeout, got %v", err)
+	}
+	waitFor(t, "the script's sleep to be gone", 5*time.Second, func() bool {
+		return len(processesWith(t, "34.25")) == 0
 	})
 
 	// The per-call timeout overrides the target's.
@@ -216,7 +234,7 @@ func TestExec_CancelKillsTheCommand(t *testing.T) {
 	go func() {
 		// Cancel once the command is seen running on the server.
 		deadline := time.Now().Add(10 * time.Second)
-		for len(processesWith(t, s, "32.75")) == 0 && time.Now().Before(deadline) {
+		for len(processesWith(t, "32.75")) == 0 && time.Now().Before(deadline) {
 			time.Sleep(20 * time.Millisecond)
 		}
 		cancel()
@@ -226,7 +244,7 @@ func TestExec_CancelKillsTheCommand(t *testing.T) {
 		t.Fatalf("want context.Canceled, got %v", err)
 	}
 	waitFor(t, "the cancelled sleep to be gone", 5*time.Second, func() bool {
-		return len(processesWith(t, s, "32.75")) == 0
+		return len(processesWith(t, "32.75")) == 0
 	})
 	// The connection is still good.
 	if _, err := h.Run(t.Context(), node.NewCommand("true")); err != nil {
@@ -526,7 +544,7 @@ func TestSudo(t *testing.T) {
 		t.Fatalf("want a timeout, got %v", err)
 	}
 	waitFor(t, "the sudo sleep to be gone", 5*time.Second, func() bool {
-		return len(processesWith(t, s, "33.5")) == 0
+		return len(processesWith(t, "33.5")) == 0
 	})
 }
 

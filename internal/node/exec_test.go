@@ -1,0 +1,62 @@
+package node
+
+import (
+	"bytes"
+	"testing"
+)
+
+func TestPIDSniffer(t *testing.T) {
+	tests := []struct {
+		name    string
+		writes  []string
+		wantPID int
+		wantOut string
+	}{
+		{name: "pid line then output", writes: []string{"clusterstorage-pid:42\nerr\n"}, wantPID: 42, wantOut: "err\n"},
+		{name: "pid line split over writes", writes: []string{"cluster", "storage-pid:4", "2\ne", "rr"}, wantPID: 42, wantOut: "err"},
+		{name: "only the pid line", writes: []string{"clusterstorage-pid:7\n"}, wantPID: 7},
+		{name: "no pid line", writes: []string{"sh: not found\n", "more"}, wantOut: "sh: not found\nmore"},
+		{name: "bad pid", writes: []string{"clusterstorage-pid:x\nrest"}, wantOut: "clusterstorage-pid:x\nrest"},
+		{name: "long first write without newline", writes: []string{string(bytes.Repeat([]byte("a"), 100))}, wantOut: string(bytes.Repeat([]byte("a"), 100))},
+		{name: "unfinished short line is flushed", writes: []string{"partial"}, wantOut: "partial"},
+		{name: "a later pid-like line is output", writes: []string{"x\n", "clusterstorage-pid:9\n"}, wantOut: "x\nclusterstorage-pid:9\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out bytes.Buffer
+			s := newPIDSniffer(&out)
+			for _, w := range tt.writes {
+				n, err := s.Write([]byte(w))
+				if err != nil || n != len(w) {
+					t.Fatalf("Write(%q) = %d, %v", w, n, err)
+				}
+			}
+			s.flush()
+			if out.String() != tt.wantOut {
+				t.Errorf("output %q, want %q", out.String(), tt.wantOut)
+			}
+			pid := 0
+			select {
+			case pid = <-s.id:
+			default:
+			}
+			if pid != tt.wantPID {
+				t.Errorf("pid %d, want %d", pid, tt.wantPID)
+			}
+		})
+	}
+}
+
+func TestCapture(t *testing.T) {
+	c := &capture{}
+	big := bytes.Repeat([]byte("x"), maxCapture-1)
+	if n, err := c.Write(big); n != len(big) || err != nil {
+		t.Fatal(n, err)
+	}
+	if n, err := c.Write([]byte("yz")); n != 2 || err != nil {
+		t.Fatal(n, err)
+	}
+	if c.buf.Len() != maxCapture || !c.truncated || c.buf.Bytes()[maxCapture-1] != 'y' {
+		t.Errorf("captured %d bytes, truncated %v", c.buf.Len(), c.truncated)
+	}
+}
