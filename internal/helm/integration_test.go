@@ -318,8 +318,10 @@ func TestIntegrationTimeoutRollbackAndAtomicInstall(t *testing.T) {
 	}
 	_, err = k.c.Upgrade(ctx, helm.Release{
 		Name: "longhorn", Namespace: k.ns,
-		Chart:  k.chart(t, "longhorn", "1.8.1"),
-		Values: k.values(t, map[string]any{"persistence.defaultClassReplicaCount": 2}, "", helm.Set{Name: "fixture.neverReady", Value: "true"}),
+		Chart: k.chart(t, "longhorn", "1.8.1"),
+		// Class parameters stay the same: a StorageClass's parameters are
+		// immutable (see the charts' README).
+		Values: k.values(t, map[string]any{"persistence.defaultClassReplicaCount": 1, "longhornUI.replicas": 2}, "", helm.Set{Name: "fixture.neverReady", Value: "true"}),
 		Wait:   true, Timeout: 20 * time.Second,
 	})
 	if err == nil {
@@ -336,9 +338,16 @@ func TestIntegrationTimeoutRollbackAndAtomicInstall(t *testing.T) {
 		_, err := k.cs.AppsV1().Deployments(k.ns).Get(ctx, "longhorn-fixture-never-ready", metav1.GetOptions{})
 		return apierrors.IsNotFound(err), nil
 	})
-	sc, err := k.cs.StorageV1().StorageClasses().Get(ctx, "longhorn", metav1.GetOptions{})
-	if err != nil || sc.Parameters["numberOfReplicas"] != "1" {
-		t.Fatalf("storage class after rollback: %v %v", sc.Parameters, err)
+	ui, err := k.cs.AppsV1().Deployments(k.ns).Get(ctx, "longhorn-ui", metav1.GetOptions{})
+	if err != nil || *ui.Spec.Replicas != 1 {
+		t.Fatalf("longhorn-ui after rollback: %v", err)
+	}
+	objs, err := st.Objects()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := helm.StorageClasses(objs); !slices.Equal(got, []string{"longhorn"}) {
+		t.Errorf("storage classes %q", got)
 	}
 
 	// Longhorn's pre-delete hook refuses while deleting-confirmation-flag is false.

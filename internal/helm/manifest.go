@@ -15,6 +15,11 @@ type Object struct {
 	Kind       string
 	Name       string
 	Namespace  string // empty for cluster-scoped objects or when the chart left it to the release namespace
+	// EmbeddedIn names the ConfigMap ("ConfigMap/longhorn-storageclass")
+	// whose data holds this object's manifest, for objects that an operator
+	// creates from a ConfigMap rather than Helm itself (Longhorn's
+	// StorageClass); empty for objects Helm applies.
+	EmbeddedIn string
 }
 
 func (o Object) String() string {
@@ -61,6 +66,7 @@ func ParseManifest(manifest string) ([]Object, error) {
 				Name      string `json:"name"`
 				Namespace string `json:"namespace"`
 			} `json:"metadata"`
+			Data  map[string]string `json:"data"`
 			Items []struct {
 				APIVersion string `json:"apiVersion"`
 				Kind       string `json:"kind"`
@@ -86,8 +92,44 @@ func ParseManifest(manifest string) ([]Object, error) {
 			return nil, fmt.Errorf("manifest document %d has no kind or metadata.name", manifestIndex(k))
 		}
 		out = append(out, Object{APIVersion: doc.APIVersion, Kind: doc.Kind, Name: doc.Metadata.Name, Namespace: doc.Metadata.Namespace})
+		if doc.Kind == "ConfigMap" && doc.APIVersion == "v1" {
+			out = append(out, embeddedStorageClasses(doc.Metadata.Name, doc.Data)...)
+		}
 	}
 	return out, nil
+}
+
+// embeddedStorageClasses finds StorageClass manifests stored in a ConfigMap's
+// data, the way Longhorn's chart ships its default class (ConfigMap
+// longhorn-storageclass, key storageclass.yaml) for longhorn-manager to create.
+func embeddedStorageClasses(configMap string, data map[string]string) []Object {
+	keys := make([]string, 0, len(data))
+	for k := range data {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out []Object
+	for _, k := range keys {
+		if !strings.Contains(data[k], "StorageClass") {
+			continue
+		}
+		for _, doc := range releaseutil.SplitManifests(data[k]) {
+			var o struct {
+				APIVersion string `json:"apiVersion"`
+				Kind       string `json:"kind"`
+				Metadata   struct {
+					Name string `json:"name"`
+				} `json:"metadata"`
+			}
+			if err := yaml.Unmarshal([]byte(doc), &o); err != nil {
+				continue // not YAML: ordinary configuration text
+			}
+			if o.Kind == "StorageClass" && strings.HasPrefix(o.APIVersion, "storage.k8s.io/") && o.Metadata.Name != "" {
+				out = append(out, Object{APIVersion: o.APIVersion, Kind: o.Kind, Name: o.Metadata.Name, EmbeddedIn: "ConfigMap/" + configMap})
+			}
+		}
+	}
+	return out
 }
 
 func manifestIndex(key string) int {
@@ -98,11 +140,14 @@ func manifestIndex(key string) int {
 	return n
 }
 
-// StorageClasses returns the names of the StorageClasses among objs.
+// StorageClasses returns the names of the StorageClasses among objs, those
+// embedded in ConfigMaps included, each name once, in manifest order.
 func StorageClasses(objs []Object) []string {
 	var out []string
+	seen := map[string]bool{}
 	for _, o := range objs {
-		if o.Kind == "StorageClass" && o.Group() == "storage.k8s.io" {
+		if o.Kind == "StorageClass" && o.Group() == "storage.k8s.io" && !seen[o.Name] {
+			seen[o.Name] = true
 			out = append(out, o.Name)
 		}
 	}
@@ -114,7 +159,7 @@ func StorageClasses(objs []Object) []string {
 func Workloads(objs []Object, ns string) []Object {
 	var out []Object
 	for _, o := range objs {
-		if o.Group() != "apps" {
+		if o.Group() != "apps" || o.EmbeddedIn != "" {
 			continue
 		}
 		switch o.Kind {

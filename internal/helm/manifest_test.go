@@ -53,6 +53,25 @@ apiVersion: example.com/v1
 kind: Deployment
 metadata:
   name: not-apps
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: longhorn-storageclass
+data:
+  storageclass.yaml: |
+    kind: StorageClass
+    apiVersion: storage.k8s.io/v1
+    metadata:
+      name: longhorn
+    provisioner: driver.longhorn.io
+  other: "not: [yaml"
+---
+kind: StorageClass
+apiVersion: storage.k8s.io/v1
+metadata:
+  name: longhorn
+provisioner: driver.longhorn.io
 `
 
 func TestParseManifest(t *testing.T) {
@@ -73,12 +92,15 @@ func TestParseManifest(t *testing.T) {
 		"StorageClass/mayastor-single-replica",
 		"Job/once",
 		"Deployment/not-apps",
+		"ConfigMap/longhorn-storageclass",
+		"StorageClass/longhorn",
+		"StorageClass/longhorn",
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got  %q\nwant %q", got, want)
 	}
 
-	if got, want := StorageClasses(objs), []string{"openebs-hostpath", "mayastor-single-replica"}; !reflect.DeepEqual(got, want) {
+	if got, want := StorageClasses(objs), []string{"openebs-hostpath", "mayastor-single-replica", "longhorn"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("StorageClasses = %q, want %q", got, want)
 	}
 	var wl []string
@@ -87,6 +109,9 @@ func TestParseManifest(t *testing.T) {
 	}
 	if want := []string{"DaemonSet/other/openebs-io-engine", "Deployment/openebs/openebs-localpv-provisioner", "StatefulSet/openebs/openebs-loki"}; !reflect.DeepEqual(wl, want) {
 		t.Errorf("Workloads = %q, want %q", wl, want)
+	}
+	if objs[9].EmbeddedIn != "ConfigMap/longhorn-storageclass" || objs[10].EmbeddedIn != "" {
+		t.Errorf("EmbeddedIn: %+v %+v", objs[9], objs[10])
 	}
 	if !objs[6].IsWorkload() || objs[1].IsWorkload() || objs[7].IsWorkload() {
 		t.Error("IsWorkload misclassifies")
