@@ -60,17 +60,20 @@ exit 0`
 
 // copyScript copies $1/ into $2/ with rsync, keeping hard links, ACLs, extended attributes and
 // numeric owners, without crossing into other filesystems mounted below $1 (container root
-// filesystems), deleting what $1 no longer has. $3 is MarkerName, written (with $1) before the
+// filesystems), deleting what $1 no longer has. Timestamps are compared to the nanosecond
+// (--modify-window=-1): rsync's default compares whole seconds, and then misses a datastore written
+// again in the second the first copy read it, with the same size (the verify step caught exactly
+// that in this package's tests). $3 is MarkerName, written (with $1) before the
 // first copy and held locked while rsync runs. Exit 75: another copy holds the lock.
 const copyScript = `LC_ALL=C; export LC_ALL
 mkdir -p -- "$2" || exit 1
 if [ ! -e "$2/$3" ]; then printf '%s\n' "$1" > "$2/$3" || exit 1; fi
-exec flock -w 60 -E 75 "$2/$3" rsync -aHAXx --numeric-ids --delete --exclude="/$3" --stats "$1/" "$2/"`
+exec flock -w 60 -E 75 "$2/$3" rsync -aHAXx --numeric-ids --modify-window=-1 --delete --exclude="/$3" --stats "$1/" "$2/"`
 
 // diffScript prints what rsync would still change to make $2 like $1 (nothing when they are
 // equal in content and metadata). $3 is MarkerName.
 const diffScript = `LC_ALL=C; export LC_ALL
-exec rsync -aHAXxn --numeric-ids --delete --exclude="/$3" -i "$1/" "$2/"`
+exec rsync -aHAXxn --numeric-ids --modify-window=-1 --delete --exclude="/$3" -i "$1/" "$2/"`
 
 // manifestScript counts the entries of $1 by type and sums the regular files' sizes ($2 is
 // MarkerName, left out), then prints the SHA-256 of the files k3s cannot do without: the

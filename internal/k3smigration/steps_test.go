@@ -2,7 +2,9 @@ package k3smigration_test
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -110,5 +112,240 @@ func TestMigrate_symlink(t *testing.T) {
 	}
 	if st, err := k3smigration.ReadState(ctx, s.Host, s.spec(target)); err != nil || st.InUse {
 		t.Errorf("ReadState after the restore: %+v %v", st, err)
+	}
+}
+
+// onRsync calls f as soon as an rsync copying into target runs on this machine (the node).
+func onRsync(t *testing.T, target string, f func()) {
+	t.Helper()
+	go func() {
+		deadline := time.Now().Add(2 * time.Minute)
+		for time.Now().Before(deadline) {
+			entries, _ := os.ReadDir("/proc")
+			for _, e := range entries {
+				cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+				if err == nil && strings.HasPrefix(string(cmdline), "rsync\x00") && strings.Contains(string(cmdline), target+"/") {
+					f()
+					return
+				}
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}()
+}
+
+// rewrite gives every fill file below source new content (k3s is stopped when tests call it), so
+// the final copy has work to do.
+func rewrite(t *testing.T, s *standin) {
+	t.Helper()
+	dir := filepath.Join(s.Source, "agent/containerd/io.containerd.content.v1.content/blobs/sha256")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 1<<20)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "fill") {
+			_, _ = rand.Read(buf)
+			mustWrite(t, filepath.Join(dir, e.Name()), string(buf), 0o644)
+		}
+	}
+}
+
+// expectRolledBack checks the error of a failed migration: the step, a rollback that worked (when
+// k3s had been stopped), and the words the user reads.
+func expectRolledBack(t *testing.T, err error, step k3smigration.Step, stopped bool, cause string) {
+	t.Helper()
+	var se *k3smigration.StepError
+	if !errors.As(err, &se) {
+		t.Fatalf("want a StepError, got %v", err)
+	}
+	t.Logf("error as the user sees it:\n%v", err)
+	if se.Step != step || se.Stopped != stopped || se.RollbackErr != nil {
+		t.Fatalf("want step %q stopped=%t and a rollback that worked, got step %q stopped=%t rollback %v", step, stopped, se.Step, se.Stopped, se.RollbackErr)
+	}
+	if !strings.Contains(err.Error(), cause) {
+		t.Errorf("the error does not say %q", cause)
+	}
+	if !strings.Contains(err.Error(), "nothing was lost") {
+		t.Errorf("the error does not say that nothing was lost")
+	}
+}
+
+// rerun migrates again without faults and checks the result.
+func rerun(t *testing.T, s *standin, target string) {
+	t.Helper()
+	before := snapshot(t, s.Source, true)
+	rows := dbRows(t, s.Source)
+	res, err := k3smigration.Migrate(context.Background(), s.Host, s.spec(target), k3smigration.Hooks{})
+	if err != nil {
+		t.Fatalf("rerun: %v\n%s", err, s.serviceLog())
+	}
+	checkMigrated(t, s, target, res.BackupPath, before, rows)
+}
+
+func TestMigrate_faults(t *testing.T) {
+	cases := []struct {
+		name string
+		fill int
+		// fault returns hooks that make the migration fail into target, and the step and words
+		// the error must name.
+		fault   func(t *testing.T, s *standin, target string, cancel context.CancelFunc) k3smigration.Hooks
+		step    k3smigration.Step
+		stopped bool
+		cause   string
+		// small mounts a tmpfs of this many KiB on target's parent.
+		smallKiB int
+		// rerunTarget is where the rerun goes ("" = the same target).
+		rerunTarget string
+		// fix undoes the fault before the rerun.
+		fix func(s *standin)
+	}{
+		{
+			name: "ssh connection cut during the first copy", fill: 40, stopped: false, step: k3smigration.StepCopy, cause: "first copy",
+			fault: func(t *testing.T, s *standin, target string, _ context.CancelFunc) k3smigration.Hooks {
+				return k3smigration.Hooks{Before: func(_ context.Context, step k3smigration.Step) error {
+					if step == k3smigration.StepCopy {
+						onRsync(t, target, func() { s.SSHD.DropConnections(t) })
+					}
+					return nil
+				}}
+			},
+		},
+		{
+			name: "ssh connection cut during the final copy", fill: 40, stopped: true, step: k3smigration.StepFinalCopy, cause: "final copy",
+			fault: func(t *testing.T, s *standin, target string, _ context.CancelFunc) k3smigration.Hooks {
+				return k3smigration.Hooks{Before: func(_ context.Context, step k3smigration.Step) error {
+					if step == k3smigration.StepFinalCopy {
+						rewrite(t, s)
+						onRsync(t, target, func() { s.SSHD.DropConnections(t) })
+					}
+					return nil
+				}}
+			},
+		},
+		{
+			name: "target filesystem too small", stopped: false, step: k3smigration.StepPreflight, cause: "not enough free space",
+			smallKiB: 1024, rerunTarget: "big/k3s",
+			fault: func(*testing.T, *standin, string, context.CancelFunc) k3smigration.Hooks { return k3smigration.Hooks{} },
+		},
+		{
+			name: "target filesystem fills up during the final copy", fill: 3, stopped: true, step: k3smigration.StepFinalCopy, cause: "No space left on device",
+			smallKiB: 6 * 1024, rerunTarget: "big/k3s",
+			fault: func(t *testing.T, s *standin, _ string, _ context.CancelFunc) k3smigration.Hooks {
+				return k3smigration.Hooks{Before: func(_ context.Context, step k3smigration.Step) error {
+					if step == k3smigration.StepFinalCopy {
+						// The data grew by 4 MiB since the preflight: more than the target has.
+						for i := 0; i < 4; i++ {
+							mustWrite(t, filepath.Join(s.Source, "storage", fmt.Sprintf("grown%d", i)), strings.Repeat("x", 1<<20), 0o644)
+						}
+					}
+					return nil
+				}}
+			},
+		},
+		{
+			name: "verification mismatch", stopped: true, step: k3smigration.StepVerify, cause: "differs",
+			fault: func(t *testing.T, _ *standin, target string, _ context.CancelFunc) k3smigration.Hooks {
+				return k3smigration.Hooks{Before: func(_ context.Context, step k3smigration.Step) error {
+					if step == k3smigration.StepVerify {
+						f, err := os.OpenFile(filepath.Join(target, "server/token"), os.O_APPEND|os.O_WRONLY, 0)
+						must(t, err)
+						_, err = f.WriteString("corrupted")
+						must(t, errors.Join(err, f.Close()))
+					}
+					return nil
+				}}
+			},
+		},
+		{
+			name: "service fails to start on the new directory", stopped: true, step: k3smigration.StepStart, cause: "systemctl start k3s",
+			fault: func(_ *testing.T, s *standin, target string, _ context.CancelFunc) k3smigration.Hooks {
+				s.failStartOn(target)
+				return k3smigration.Hooks{}
+			},
+			fix: func(s *standin) { must(s.t, os.Remove(filepath.Join(s.State, "fail-start-on"))) },
+		},
+		{
+			name: "node not healthy on the new directory", stopped: true, step: k3smigration.StepHealthy, cause: "not healthy",
+			fault: func(_ *testing.T, s *standin, target string, _ context.CancelFunc) k3smigration.Hooks {
+				return k3smigration.Hooks{NodeReady: func(context.Context, time.Time) (bool, string, error) {
+					if s.dataDirInUse("k3s") == target {
+						return false, "stand-in: the kubelet never reports on the new directory", nil
+					}
+					return true, "", nil
+				}}
+			},
+		},
+		{
+			name: "cancelled during the first copy", fill: 40, stopped: false, step: k3smigration.StepCopy, cause: "context canceled",
+			fault: func(t *testing.T, _ *standin, target string, cancel context.CancelFunc) k3smigration.Hooks {
+				return k3smigration.Hooks{Before: func(_ context.Context, step k3smigration.Step) error {
+					if step == k3smigration.StepCopy {
+						onRsync(t, target, cancel)
+					}
+					return nil
+				}}
+			},
+		},
+		{
+			name: "cancelled during the final copy", fill: 40, stopped: true, step: k3smigration.StepFinalCopy, cause: "context canceled",
+			fault: func(t *testing.T, s *standin, target string, cancel context.CancelFunc) k3smigration.Hooks {
+				return k3smigration.Hooks{Before: func(_ context.Context, step k3smigration.Step) error {
+					if step == k3smigration.StepFinalCopy {
+						rewrite(t, s)
+						onRsync(t, target, cancel)
+					}
+					return nil
+				}}
+			},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newStandin(t, standinOptions{FillMB: tc.fill})
+			target := filepath.Join(s.Root, "mnt/nvme/k3s")
+			if tc.smallKiB > 0 {
+				mustMkdir(t, filepath.Dir(target))
+				run(t, "mount", "-t", "tmpfs", "-o", fmt.Sprintf("size=%dk", tc.smallKiB), "small", filepath.Dir(target))
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			hooks := tc.fault(t, s, target, cancel)
+			spec := s.spec(target)
+			spec.MarginBytes = 0
+
+			var before map[string]fileState
+			rows := dbRows(t, s.Source)
+			stepBefore := hooks.Before
+			hooks.Before = func(ctx context.Context, step k3smigration.Step) error {
+				if stepBefore != nil {
+					if err := stepBefore(ctx, step); err != nil {
+						return err
+					}
+				}
+				// The original as the failure finds it: right after the stop (k3s quiet), or before
+				// the first copy when the failure comes earlier.
+				if step == k3smigration.StepFinalCopy || (step == k3smigration.StepCopy && !tc.stopped) || (step == k3smigration.StepPreflight && before == nil) {
+					before = snapshot(t, s.Source, true)
+				}
+				return nil
+			}
+			_, err := k3smigration.Migrate(ctx, s.Host, spec, hooks)
+			expectRolledBack(t, err, tc.step, tc.stopped, tc.cause)
+			checkIntact(t, s, before, rows)
+			if _, err := os.Lstat(s.Source + ".pre-migration"); err == nil {
+				t.Errorf("a backup was left behind")
+			}
+
+			if tc.fix != nil {
+				tc.fix(s)
+			}
+			rt := target
+			if tc.rerunTarget != "" {
+				rt = filepath.Join(s.Root, tc.rerunTarget)
+			}
+			rerun(t, s, rt)
+		})
 	}
 }
