@@ -22,7 +22,7 @@ const (
 type model struct {
 	ID                   types.String        `tfsdk:"id"`
 	Name                 types.String        `tfsdk:"name"`
-	Provisioner          types.String        `tfsdk:"provisioner"`
+	Provisioner          types.String        `tfsdk:"storage_provisioner"`
 	Parameters           types.Map           `tfsdk:"parameters"`
 	ReclaimPolicy        types.String        `tfsdk:"reclaim_policy"`
 	VolumeBindingMode    types.String        `tfsdk:"volume_binding_mode"`

@@ -40,7 +40,7 @@ func (r *Resource) Schema(_ context.Context, _ resource.SchemaRequest, resp *res
 				Validators:          []validator.String{validate.DNSSubdomain()},
 				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
 			},
-			"provisioner": schema.StringAttribute{
+			"storage_provisioner": schema.StringAttribute{
 				Required: true,
 				MarkdownDescription: "Volume provisioner, e.g. `kubernetes.io/no-provisioner` for local volumes, `openebs.io/local`, " +
 					"`driver.longhorn.io`, `rancher.io/local-path`. Changing it replaces the class.",
@@ -133,7 +133,7 @@ func (r *Resource) Schema(_ context.Context, _ resource.SchemaRequest, resp *res
 					"of the `storageclass.kubernetes.io/is-default-class` annotation.",
 				Validators: []validator.Map{
 					mapvalidator.KeysAre(validate.LabelKey()),
-					mapvalidator.KeysAre(stringvalidator.NoneOf(defaultClassAnnotation, betaDefaultClassAnnotation)),
+					noDefaultAnnotation{},
 				},
 			},
 			"default": schema.BoolAttribute{
@@ -150,3 +150,21 @@ func (r *Resource) Schema(_ context.Context, _ resource.SchemaRequest, resp *res
 }
 
 var provisionerPattern = regexp.MustCompile(`^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$`)
+
+// noDefaultAnnotation refuses the default-class annotations: the `default` attribute owns them.
+type noDefaultAnnotation struct{}
+
+func (noDefaultAnnotation) Description(context.Context) string {
+	return "must not set the default-class annotation (use `default`)"
+}
+
+func (v noDefaultAnnotation) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+
+func (noDefaultAnnotation) ValidateMap(_ context.Context, req validator.MapRequest, resp *validator.MapResponse) {
+	for key := range req.ConfigValue.Elements() {
+		if key == defaultClassAnnotation || key == betaDefaultClassAnnotation {
+			resp.Diagnostics.AddAttributeError(req.Path.AtMapKey(key), "Use default instead",
+				"The "+key+" annotation is managed by the `default` attribute: set `default = true` instead.")
+		}
+	}
+}

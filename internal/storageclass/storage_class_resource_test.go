@@ -37,7 +37,7 @@ func TestAccStorageClass_lifecycle(t *testing.T) {
 				Config: acctest.ProviderConfig() + fmt.Sprintf(`
 resource "clusterstorage_storage_class" "test" {
   name        = %q
-  provisioner = "kubernetes.io/no-provisioner"
+  storage_provisioner = "kubernetes.io/no-provisioner"
 }`, name),
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("id"), knownvalue.StringExact(name)),
@@ -58,7 +58,7 @@ resource "clusterstorage_storage_class" "test" {
 				Config: acctest.ProviderConfig() + fmt.Sprintf(`
 resource "clusterstorage_storage_class" "test" {
   name                   = %q
-  provisioner            = "kubernetes.io/no-provisioner"
+  storage_provisioner            = "kubernetes.io/no-provisioner"
   allow_volume_expansion = true
   mount_options          = ["noatime", "nodiratime"]
   labels                 = { "app.kubernetes.io/managed-by" = "terraform" }
@@ -100,7 +100,7 @@ resource "clusterstorage_storage_class" "test" {
 				Config: acctest.ProviderConfig() + fmt.Sprintf(`
 resource "clusterstorage_storage_class" "test" {
   name                = %q
-  provisioner         = "example.com/fast"
+  storage_provisioner         = "example.com/fast"
   parameters          = { type = "nvme" }
   reclaim_policy      = "Retain"
   volume_binding_mode = "WaitForFirstConsumer"
@@ -126,7 +126,7 @@ func TestAccStorageClass_disappears(t *testing.T) {
 	config := acctest.ProviderConfig() + fmt.Sprintf(`
 resource "clusterstorage_storage_class" "test" {
   name        = %q
-  provisioner = "kubernetes.io/no-provisioner"
+  storage_provisioner = "kubernetes.io/no-provisioner"
 }`, name)
 
 	resource.ParallelTest(t, resource.TestCase{
@@ -160,7 +160,7 @@ func TestAccStorageClass_unmanagedMetadata(t *testing.T) {
 	config := acctest.ProviderConfig() + fmt.Sprintf(`
 resource "clusterstorage_storage_class" "test" {
   name        = %q
-  provisioner = "kubernetes.io/no-provisioner"
+  storage_provisioner = "kubernetes.io/no-provisioner"
   labels      = { team = "storage" }
 }`, name)
 
@@ -217,12 +217,12 @@ func TestAccStorageClass_defaultSwitching(t *testing.T) {
 		return acctest.ProviderConfig() + fmt.Sprintf(`
 resource "clusterstorage_storage_class" "a" {
   name        = %q
-  provisioner = "kubernetes.io/no-provisioner"
+  storage_provisioner = "kubernetes.io/no-provisioner"
   default     = %t
 }
 resource "clusterstorage_storage_class" "b" {
   name        = %q
-  provisioner = "kubernetes.io/no-provisioner"
+  storage_provisioner = "kubernetes.io/no-provisioner"
   default     = %t
   depends_on  = [clusterstorage_storage_class.a]
 }`, a, aDefault, b, bDefault)
@@ -281,30 +281,30 @@ func TestAccStorageClass_badInput(t *testing.T) {
 		want string
 	}{
 		"name not DNS-1123": {`name = "Fast_SSD"
-  provisioner = "x.io/y"`, `must be a DNS-1123 subdomain`},
+  storage_provisioner = "x.io/y"`, `must\s+be\s+a\s+DNS-1123\s+subdomain`},
 		"reclaim policy": {`name = "ok"
-  provisioner = "x.io/y"
-  reclaim_policy = "Recycle"`, `value must be one of`},
+  storage_provisioner = "x.io/y"
+  reclaim_policy = "Recycle"`, `value\s+must\s+be\s+one\s+of`},
 		"binding mode": {`name = "ok"
-  provisioner = "x.io/y"
-  volume_binding_mode = "Lazy"`, `value must be one of`},
+  storage_provisioner = "x.io/y"
+  volume_binding_mode = "Lazy"`, `value\s+must\s+be\s+one\s+of`},
 		"empty parameter key": {`name = "ok"
-  provisioner = "x.io/y"
-  parameters = { "" = "v" }`, `length must be at least 1`},
+  storage_provisioner = "x.io/y"
+  parameters = { "" = "v" }`, `length\s+must\s+be\s+at\s+least\s+1`},
 		"provisioner": {`name = "ok"
-  provisioner = "not a provisioner"`, `must be a qualified name`},
+  storage_provisioner = "not a provisioner"`, `must\s+be\s+a\s+qualified\s+name`},
 		"default annotation": {`name = "ok"
-  provisioner = "x.io/y"
-  annotations = { "storageclass.kubernetes.io/is-default-class" = "true" }`, `value must be none of`},
+  storage_provisioner = "x.io/y"
+  annotations = { "storageclass.kubernetes.io/is-default-class" = "true" }`, `set .default = true. instead`},
 		"label key": {`name = "ok"
-  provisioner = "x.io/y"
-  labels = { "bad key" = "v" }`, `must be a valid label key`},
+  storage_provisioner = "x.io/y"
+  labels = { "bad key" = "v" }`, `must\s+be\s+a\s+valid\s+label\s+key`},
 		"topology without values": {`name = "ok"
-  provisioner = "x.io/y"
-  allowed_topologies = [{ match_label_expressions = [{ key = "zone", values = [] }] }]`, `must contain at least 1 elements`},
+  storage_provisioner = "x.io/y"
+  allowed_topologies = [{ match_label_expressions = [{ key = "zone", values = [] }] }]`, `must\s+contain\s+at\s+least\s+1\s+elements`},
 		"topology without expressions": {`name = "ok"
-  provisioner = "x.io/y"
-  allowed_topologies = [{ match_label_expressions = [] }]`, `must contain at least 1 elements`},
+  storage_provisioner = "x.io/y"
+  allowed_topologies = [{ match_label_expressions = [] }]`, `must\s+contain\s+at\s+least\s+1\s+elements`},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
