@@ -341,7 +341,7 @@ func readBanner(addr string) error {
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }() //nolint:errcheck // a probe connection; its close changes nothing.
 	if err := conn.SetReadDeadline(time.Now().Add(time.Second)); err != nil {
 		return err
 	}

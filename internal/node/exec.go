@@ -354,11 +354,16 @@ func (h *Host) stop(ctx context.Context, session *ssh.Session, done <-chan error
 	if err := killSession.Run(line); err != nil {
 		return fmt.Errorf("%w: %s", err, bytes.TrimSpace(stderr.Bytes()))
 	}
-	h.pool.log(ctx, "SSH command stopped", map[string]any{"host": h.String(), "pid": id})
+	fields := map[string]any{"host": h.String(), "pid": id}
 	select {
-	case <-done:
+	case err := <-done:
+		if err != nil {
+			fields["exit"] = err.Error()
+		}
 	case <-killCtx.Done():
+		fields["exit"] = "not seen within 10s"
 	}
+	h.pool.log(ctx, "SSH command stopped", fields)
 	return nil
 }
 

@@ -59,8 +59,9 @@ func newHost(t *testing.T, p *node.Pool, tg node.Target) *node.Host {
 }
 
 // waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
+func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
+	const timeout = 5 * time.Second
 	deadline := time.Now().Add(timeout)
 	for !cond() {
 		if time.Now().After(deadline) {
@@ -206,7 +207,7 @@ func TestExec_TimeoutKillsTheCommand(t *testing.T) {
 	if elapsed > 5*time.Second {
 		t.Errorf("a 500ms timeout took %s to return", elapsed)
 	}
-	waitFor(t, "the timed out sleep to be gone", 5*time.Second, func() bool {
+	waitFor(t, "the timed out sleep to be gone", func() bool {
 		return len(processesWith(t, "31.25")) == 0
 	})
 
@@ -215,7 +216,7 @@ func TestExec_TimeoutKillsTheCommand(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("want a timeout, got %v", err)
 	}
-	waitFor(t, "the script's sleep to be gone", 5*time.Second, func() bool {
+	waitFor(t, "the script's sleep to be gone", func() bool {
 		return len(processesWith(t, "34.25")) == 0
 	})
 
@@ -243,7 +244,7 @@ func TestExec_CancelKillsTheCommand(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("want context.Canceled, got %v", err)
 	}
-	waitFor(t, "the cancelled sleep to be gone", 5*time.Second, func() bool {
+	waitFor(t, "the cancelled sleep to be gone", func() bool {
 		return len(processesWith(t, "32.75")) == 0
 	})
 	// The connection is still good.
@@ -448,7 +449,7 @@ func TestAuth_Agent(t *testing.T) {
 		}
 		_ = agentCmd.Wait() //nolint:errcheck // killed on purpose.
 	})
-	waitFor(t, "ssh-agent's socket", 5*time.Second, func() bool {
+	waitFor(t, "ssh-agent's socket", func() bool {
 		_, err := os.Stat(sock)
 		return err == nil
 	})
@@ -543,7 +544,7 @@ func TestSudo(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("want a timeout, got %v", err)
 	}
-	waitFor(t, "the sudo sleep to be gone", 5*time.Second, func() bool {
+	waitFor(t, "the sudo sleep to be gone", func() bool {
 		return len(processesWith(t, "33.5")) == 0
 	})
 }
@@ -650,7 +651,7 @@ func TestPool_KeepaliveClosesAHungConnection(t *testing.T) {
 			_ = syscall.Kill(pid, syscall.SIGKILL) //nolint:errcheck // it may be gone.
 		}
 	})
-	waitFor(t, "the pool to close the hung connection", 5*time.Second, func() bool { return p.OpenConnections() == 0 })
+	waitFor(t, "the pool to close the hung connection", func() bool { return p.OpenConnections() == 0 })
 	if _, err := h.Run(t.Context(), node.NewCommand("true")); err != nil {
 		t.Fatalf("after a hung connection: %v", err)
 	}
@@ -778,7 +779,7 @@ func TestPool_CloseAndLogging(t *testing.T) {
 	if _, err := p.Host(target(s)); !errors.Is(err, node.ErrPoolClosed) {
 		t.Errorf("Host after Close: %v", err)
 	}
-	waitFor(t, "sshd to see the connection closed", 5*time.Second, func() bool { return len(s.ConnectionPIDs(t)) == 0 })
+	waitFor(t, "sshd to see the connection closed", func() bool { return len(s.ConnectionPIDs(t)) == 0 })
 }
 
 func TestFiles(t *testing.T) {

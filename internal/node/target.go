@@ -115,7 +115,7 @@ type Target struct {
 
 // WithDefaults returns t with unset fields given their defaults (the bastion's port and user too).
 func (t Target) WithDefaults() Target {
-	t.Endpoint = t.Endpoint.withDefaults()
+	t.Endpoint = t.withDefaults()
 	if t.Bastion != nil {
 		b := t.Bastion.withDefaults()
 		t.Bastion = &b
@@ -141,7 +141,7 @@ func (e Endpoint) withDefaults() Endpoint {
 
 // Validate reports every problem with t (after WithDefaults) in one error.
 func (t Target) Validate() error {
-	errs := t.Endpoint.validate("")
+	errs := t.validate("")
 	if t.Bastion != nil {
 		errs = append(errs, t.Bastion.validate("bastion ")...)
 	}
@@ -196,10 +196,10 @@ func (e Endpoint) poolKey(via *Endpoint) string {
 		e.HostKey.KnownHostsFile, e.HostKey.PinnedKeys, strconv.FormatBool(e.HostKey.InsecureIgnoreHostKey),
 	} {
 		// Length-prefixed, so that moving bytes between fields changes the hash.
-		fmt.Fprintf(h, "%d:%s;", len(s), s)
+		h.Write([]byte(strconv.Itoa(len(s)) + ":" + s + ";"))
 	}
 	if via != nil {
-		fmt.Fprintf(h, "via:%s", via.poolKey(nil))
+		h.Write([]byte("via:" + via.poolKey(nil)))
 	}
 	return e.String() + "#" + hex.EncodeToString(h.Sum(nil))[:16]
 }
