@@ -1,5 +1,3 @@
-// Package k3smigration implements clusterstorage_k3s_data_dir_migration: moving a k3s node's
-// data directory to another disk over SSH, with rollback.
 package k3smigration
 
 import (

@@ -329,6 +329,24 @@ func (s *standin) cleanup() {
 	}
 }
 
+// sameFile reports whether a and b name the same directory (through a link or a bind mount).
+func sameFile(a, b string) bool {
+	fa, err1 := os.Stat(a)
+	fb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
+}
+
+// isMountPoint reports whether p is a mount point.
+func isMountPoint(p string) bool {
+	b, _ := os.ReadFile("/proc/self/mountinfo")
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) > 4 && f[4] == p {
+			return true
+		}
+	}
+	return false
+}
+
 // mountsBelowDir lists the mount points below dir, deepest first.
 func mountsBelowDir(dir string) []string {
 	b, _ := os.ReadFile("/proc/self/mountinfo")

@@ -50,8 +50,8 @@ func checkMigrated(t *testing.T, s *standin, target, backup string, before map[s
 func checkIntact(t *testing.T, s *standin, before map[string]fileState, rowsBefore int) {
 	t.Helper()
 	fi, err := os.Lstat(s.Source)
-	if err != nil || !fi.IsDir() {
-		t.Fatalf("source is not a directory any more: %v %v", fi, err)
+	if err != nil || !fi.IsDir() || isMountPoint(s.Source) {
+		t.Fatalf("source is not a plain directory any more: %v %v (mount point: %t)", fi, err, isMountPoint(s.Source))
 	}
 	if got := s.isActive("k3s"); got != "active" {
 		t.Errorf("k3s is %q, want active\n%s", got, s.serviceLog())
@@ -346,6 +346,98 @@ func TestMigrate_faults(t *testing.T) {
 				rt = filepath.Join(s.Root, tc.rerunTarget)
 			}
 			rerun(t, s, rt)
+		})
+	}
+}
+
+func TestMigrate_methods(t *testing.T) {
+	cases := []struct {
+		name   string
+		opts   standinOptions
+		change func(spec *k3smigration.Spec)
+		check  func(t *testing.T, s *standin, target string)
+	}{
+		{
+			name:   "bind_mount",
+			change: func(spec *k3smigration.Spec) { spec.Method = k3smigration.MethodBindMount },
+			check: func(t *testing.T, s *standin, target string) {
+				if !isMountPoint(s.Source) {
+					t.Errorf("no bind mount on %s", s.Source)
+				}
+				fstab, _ := os.ReadFile(s.Fstab)
+				if !strings.Contains(string(fstab), target+" "+s.Source+" none bind 0 0") {
+					t.Errorf("fstab: %q", fstab)
+				}
+			},
+		},
+		{
+			name:   "config",
+			change: func(spec *k3smigration.Spec) { spec.Method = k3smigration.MethodConfig },
+			check: func(t *testing.T, s *standin, target string) {
+				cfg, _ := os.ReadFile(s.Config)
+				if !strings.Contains(string(cfg), "data-dir: \""+target+"\"") || !strings.Contains(string(cfg), "write-kubeconfig-mode") {
+					t.Errorf("config: %q", cfg)
+				}
+			},
+		},
+		{
+			name:   "symlink without backup, k3s-agent, no k3s-killall.sh",
+			opts:   standinOptions{Service: "k3s-agent", NoKillall: true},
+			change: func(spec *k3smigration.Spec) { spec.KeepBackup = false },
+			check: func(t *testing.T, s *standin, _ string) {
+				if backups, _ := filepath.Glob(s.Source + ".pre-migration-*"); len(backups) != 0 {
+					t.Errorf("backup kept: %v", backups)
+				}
+			},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newStandin(t, tc.opts)
+			unit := tc.opts.Service
+			if unit == "" {
+				unit = "k3s"
+			}
+			mustWrite(t, s.Config, "# k3s settings\nwrite-kubeconfig-mode: \"0644\"\n", 0o600)
+			ctx := context.Background()
+			target := filepath.Join(s.Root, "mnt/nvme/k3s")
+			before := snapshot(t, s.Source, true)
+			spec := s.spec(target)
+			tc.change(&spec)
+			res, err := k3smigration.Migrate(ctx, s.Host, spec, k3smigration.Hooks{})
+			if err != nil {
+				t.Fatalf("migrate: %v\n%s", err, s.serviceLog())
+			}
+			if got := s.dataDirInUse(unit); !sameFile(got, target) || res.Service != unit {
+				t.Fatalf("%s runs on %q (result %+v)", unit, got, res)
+			}
+			if diffs := compareSnapshots(before, snapshot(t, target, true)); len(diffs) > 0 {
+				t.Errorf("target differs:\n%s", strings.Join(diffs, "\n"))
+			}
+			tc.check(t, s, target)
+			if st, err := k3smigration.ReadState(ctx, s.Host, spec); err != nil || !st.InUse {
+				t.Errorf("ReadState: %+v %v", st, err)
+			}
+
+			if _, err := k3smigration.Restore(ctx, s.Host, spec, k3smigration.Hooks{}); err != nil {
+				t.Fatalf("restore: %v\n%s", err, s.serviceLog())
+			}
+			if got := s.dataDirInUse(unit); got != s.Source {
+				t.Errorf("%s runs on %q after the restore", unit, got)
+			}
+			if diffs := compareSnapshots(before, snapshot(t, s.Source, true)); len(diffs) > 0 {
+				t.Errorf("restored directory differs:\n%s", strings.Join(diffs, "\n"))
+			}
+			if st, err := k3smigration.ReadState(ctx, s.Host, spec); err != nil || st.InUse {
+				t.Errorf("ReadState after the restore: %+v %v", st, err)
+			}
+			fstab, _ := os.ReadFile(s.Fstab)
+			if strings.Contains(string(fstab), "bind") || isMountPoint(s.Source) {
+				t.Errorf("bind mount left behind: fstab %q, mount point %t", fstab, isMountPoint(s.Source))
+			}
+			if cfg, _ := os.ReadFile(s.Config); strings.Contains(string(cfg), target) {
+				t.Errorf("config still names the target: %q", cfg)
+			}
 		})
 	}
 }
