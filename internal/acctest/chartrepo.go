@@ -77,7 +77,7 @@ func StartChartRepoWith(t testing.TB, chartsDir string, opts ChartRepoOptions) C
 	}
 
 	files := http.FileServer(http.Dir(dir))
-	var handler http.Handler = files
+	handler := files
 	if opts.Username != "" || opts.Password != "" {
 		handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			u, p, ok := r.BasicAuth()
