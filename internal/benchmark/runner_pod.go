@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/fio"
@@ -173,7 +174,16 @@ func (r podRun) Run(ctx context.Context) (out []byte, runErr, cleanupErr error) 
 	if err != nil {
 		return nil, r.explain(err), nil
 	}
-	out, err = r.Client.CoreV1().Pods(ns).GetLogs(r.name(), &corev1.PodLogOptions{Container: containerName}).DoRaw(ctx)
+	err = kube.Poll(ctx, pollInterval, 30*time.Second, "the log of pod "+ns+"/"+r.name(), func(ctx context.Context) (bool, string, error) {
+		out, err = r.Client.CoreV1().Pods(ns).GetLogs(r.name(), &corev1.PodLogOptions{Container: containerName}).DoRaw(ctx)
+		if transient(err) {
+			return false, err.Error(), nil
+		}
+		if err != nil {
+			return false, "", err
+		}
+		return true, "", nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("reading the log of pod %s/%s: %w", ns, r.name(), err), nil
 	}
@@ -219,10 +229,13 @@ func (r podRun) wait(ctx context.Context) (*corev1.Pod, error) {
 	lastPhase := corev1.PodPhase("")
 	err := kube.Poll(ctx, pollInterval, time.Until(deadline(ctx)), "pod "+r.Target.Namespace+"/"+r.name()+" to finish", func(ctx context.Context) (bool, string, error) {
 		p, err := r.Client.CoreV1().Pods(r.Target.Namespace).Get(ctx, r.name(), metav1.GetOptions{})
-		if err != nil {
-			if ctx.Err() != nil {
-				return false, "", nil
-			}
+		switch {
+		case kube.IsNotFound(err):
+			return false, "", fmt.Errorf("pod %s/%s was deleted while fio ran", r.Target.Namespace, r.name())
+		case transient(err):
+			// The API server may be restarting: keep asking until the deadline.
+			return false, "reading the pod: " + err.Error(), nil
+		case err != nil:
 			return false, "", fmt.Errorf("reading pod %s/%s: %w", r.Target.Namespace, r.name(), err)
 		}
 		pod = p
@@ -250,6 +263,17 @@ func (r podRun) wait(ctx context.Context) (*corev1.Pod, error) {
 		return pod, fatal
 	}
 	return pod, err
+}
+
+// transient reports whether a failed API request is worth repeating: the server was unreachable,
+// restarting or overloaded. Errors about credentials or the request itself are not.
+func transient(err error) bool {
+	if err == nil {
+		return false
+	}
+	return utilnet.IsConnectionRefused(err) || utilnet.IsConnectionReset(err) || utilnet.IsProbableEOF(err) ||
+		apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) || apierrors.IsTooManyRequests(err) ||
+		apierrors.IsServiceUnavailable(err) || apierrors.IsInternalError(err)
 }
 
 // deadline returns ctx's deadline, or an hour from now when it has none.
@@ -353,10 +377,15 @@ func (c *cleanup) run(ctx context.Context) error {
 		name := c.claim.Name
 		// The volume the claim bound, if any, read before the claim goes.
 		pvName := ""
-		if pvc, err := c.client.CoreV1().PersistentVolumeClaims(c.namespace).Get(ctx, name, metav1.GetOptions{}); err == nil {
+		_ = kube.Poll(ctx, pollInterval, 30*time.Second, "claim "+name, func(ctx context.Context) (bool, string, error) { //nolint:errcheck // without it the volume is only not released
+			pvc, err := c.client.CoreV1().PersistentVolumeClaims(c.namespace).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return kube.IsNotFound(err), err.Error(), nil
+			}
 			pvName = pvc.Spec.VolumeName
 			c.claim = pvc
-		}
+			return true, "", nil
+		})
 		c.log("deleting the benchmark claim", map[string]any{"namespace": c.namespace, "name": name, "volume": pvName})
 		errs = append(errs, c.deleteAndWait(ctx, "claim", name,
 			func(ctx context.Context) error {
@@ -373,17 +402,27 @@ func (c *cleanup) run(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// deleteAndWait deletes an object and polls until it is gone. Failed requests (an API server
+// restarting) are retried until the cleanup deadline.
 func (c *cleanup) deleteAndWait(ctx context.Context, kind, name string, del, get func(context.Context) error) error {
-	if err := del(ctx); err != nil && !kube.IsNotFound(err) {
-		return fmt.Errorf("deleting %s %s/%s: %w", kind, c.namespace, name, err)
-	}
+	deleted := false
 	return kube.Poll(ctx, pollInterval, cleanupTimeout, kind+" "+c.namespace+"/"+name+" to be deleted", func(ctx context.Context) (bool, string, error) {
-		err := get(ctx)
-		if kube.IsNotFound(err) {
-			return true, "", nil
+		if !deleted {
+			if err := del(ctx); transient(err) {
+				return false, "deleting it: " + err.Error(), nil
+			} else if err != nil && !kube.IsNotFound(err) {
+				return false, "", fmt.Errorf("deleting %s %s/%s: %w", kind, c.namespace, name, err)
+			}
+			deleted = true
 		}
-		if err != nil {
+		err := get(ctx)
+		switch {
+		case kube.IsNotFound(err):
+			return true, "", nil
+		case transient(err):
 			return false, err.Error(), nil
+		case err != nil:
+			return false, "", fmt.Errorf("reading %s %s/%s: %w", kind, c.namespace, name, err)
 		}
 		return false, "it still exists", nil
 	})
