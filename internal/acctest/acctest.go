@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -89,4 +90,14 @@ func RepoRoot() string {
 			return dir
 		}
 	}
+}
+
+// ErrorWords matches an error message whose words Terraform may have wrapped onto several
+// lines: each run of spaces in text matches any whitespace.
+func ErrorWords(text string) *regexp.Regexp {
+	words := strings.Fields(text)
+	for i, w := range words {
+		words[i] = regexp.QuoteMeta(w)
+	}
+	return regexp.MustCompile(strings.Join(words, `\s+`))
 }

@@ -35,6 +35,7 @@ const (
 	privateImported      = "imported"
 	defaultCreateTimeout = 5 * time.Minute
 	defaultDeleteTimeout = 5 * time.Minute
+	phaseWait            = 10 * time.Second
 )
 
 // NewResource returns the clusterstorage_local_pv resource.
@@ -189,6 +190,7 @@ func (r *Resource) Create(ctx context.Context, req resource.CreateRequest, resp 
 		resp.Diagnostics.AddError("Creating PersistentVolume "+s.Name+" failed", err.Error())
 		return
 	}
+	pv = settled(ctx, client, pv)
 	plan.observed(pv, dir, false)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
@@ -382,6 +384,23 @@ func (r *Resource) client(diags *diag.Diagnostics) kubernetes.Interface {
 		return nil
 	}
 	return client
+}
+
+// settled gives the PV controller a moment to move a new volume out of Pending, so state records
+// the phase users see (Available, or Bound when a claim was waiting). If it does not within
+// phaseWait, the volume is recorded as it is: the next refresh catches up.
+func settled(ctx context.Context, client kubernetes.Interface, pv *corev1.PersistentVolume) *corev1.PersistentVolume {
+	latest := pv
+	// A timeout only ends the wait; the volume exists either way.
+	_ = kube.Poll(ctx, 100*time.Millisecond, phaseWait, "the volume's phase", func(ctx context.Context) (bool, string, error) {
+		got, err := client.CoreV1().PersistentVolumes().Get(ctx, pv.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		latest = got
+		return got.Status.Phase != "" && got.Status.Phase != corev1.VolumePending, "", nil
+	})
+	return latest
 }
 
 // deleteAndWait deletes the volume and waits until it is gone. A volume still bound to a claim in

@@ -220,7 +220,7 @@ resource "clusterstorage_local_pv" "test" {
 			{
 				Config:      config(false),
 				Destroy:     true,
-				ExpectError: regexp.MustCompile(`(?s)is not empty.*force_delete_data.*Nothing was deleted`),
+				ExpectError: acctest.ErrorWords("is not empty, and delete_directory_on_destroy only removes empty directories"),
 			},
 			{
 				Config: config(false),
@@ -344,7 +344,7 @@ func TestAccLocalPV_badInput(t *testing.T) {
 				Steps: []resource.TestStep{{
 					Config:      acctest.ProviderConfig() + "resource \"clusterstorage_local_pv\" \"bad\" {\n" + body + "}\n",
 					PlanOnly:    true,
-					ExpectError: regexp.MustCompile(tc.want),
+					ExpectError: acctest.ErrorWords(tc.want),
 				}},
 			})
 		})
@@ -371,7 +371,7 @@ resource "clusterstorage_local_pv" "test" {
   path     = %q
   capacity = "1Gi"
 }`, filepath.Join(f.root, "vol"))),
-				ExpectError: regexp.MustCompile(`node "no-such-node" not found in the cluster; its nodes are: .*` + regexp.QuoteMeta(f.node)),
+				ExpectError: acctest.ErrorWords(`node "no-such-node" not found in the cluster; its nodes are: ` + f.node),
 			},
 			{
 				Config: f.config(fmt.Sprintf(`
@@ -381,7 +381,7 @@ resource "clusterstorage_local_pv" "test" {
   path     = %q
   capacity = "1Gi"
 }`, f.node, file)),
-				ExpectError: regexp.MustCompile(`exists and is not a directory`),
+				ExpectError: acctest.ErrorWords("exists and is not a directory"),
 			},
 		},
 	})
