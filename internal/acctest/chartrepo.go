@@ -1,18 +1,29 @@
 package acctest
 
 import (
+	"bytes"
+	"crypto/rand"
+	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
 	"encoding/pem"
+	"io"
 	"io/fs"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
 	"testing"
 
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/registry"
 	"helm.sh/helm/v3/pkg/repo"
 )
 
@@ -48,32 +59,8 @@ func StartChartRepo(t testing.TB, chartsDir string) string {
 func StartChartRepoWith(t testing.TB, chartsDir string, opts ChartRepoOptions) ChartRepo {
 	t.Helper()
 	dir := t.TempDir()
-	n := 0
-	err := filepath.WalkDir(chartsDir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !d.IsDir() {
-			return nil
-		}
-		if _, err := os.Stat(filepath.Join(path, "Chart.yaml")); err != nil {
-			return nil //nolint:nilerr // not a chart directory: keep looking below it
-		}
-		ch, err := loader.LoadDir(path)
-		if err != nil {
-			return err
-		}
-		if _, err := chartutil.Save(ch, dir); err != nil {
-			return err
-		}
-		n++
-		return fs.SkipDir // subcharts are part of this chart's archive
-	})
-	if err != nil {
-		t.Fatalf("packaging charts under %s: %v", chartsDir, err)
-	}
-	if n == 0 {
-		t.Fatalf("no chart (directory with a Chart.yaml) under %s", chartsDir)
+	if err := packageCharts(chartsDir, dir); err != nil {
+		t.Fatal(err)
 	}
 
 	files := http.FileServer(http.Dir(dir))
@@ -128,4 +115,214 @@ func StartChartRepoWith(t testing.TB, chartsDir string, opts ChartRepoOptions) C
 // (internal/acctest/testdata/charts).
 func ChartsDir() string {
 	return filepath.Join(RepoRoot(), "internal", "acctest", "testdata", "charts")
+}
+
+// packageCharts saves every chart directory under chartsDir (a directory with
+// a Chart.yaml; its charts/ subcharts go into its archive) as a .tgz in dest.
+func packageCharts(chartsDir, dest string) error {
+	n := 0
+	err := filepath.WalkDir(chartsDir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			return nil
+		}
+		if _, err := os.Stat(filepath.Join(path, "Chart.yaml")); err != nil {
+			return nil //nolint:nilerr // not a chart directory: keep looking below it
+		}
+		ch, err := loader.LoadDir(path)
+		if err != nil {
+			return err
+		}
+		if _, err := chartutil.Save(ch, dest); err != nil {
+			return err
+		}
+		n++
+		return fs.SkipDir // subcharts are part of this chart's archive
+	})
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return &fs.PathError{Op: "package charts", Path: chartsDir, Err: fs.ErrNotExist}
+	}
+	return nil
+}
+
+// StartOCIRegistry serves a minimal in-memory OCI distribution registry
+// (plain HTTP on 127.0.0.1, no auth; enough of the API for Helm's push, pull
+// and tag listing), pushes every chart under chartsDir to it with Helm's
+// registry client, and returns the repository prefix, e.g.
+// "oci://127.0.0.1:PORT/charts"; a chart is at "<prefix>/<name>:<version>".
+func StartOCIRegistry(t testing.TB, chartsDir string) string {
+	t.Helper()
+	reg := &ociRegistry{blobs: map[string][]byte{}, manifests: map[string]ociManifest{}, uploads: map[string]bool{}}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("listening for the OCI registry: %v", err)
+	}
+	srv := httptest.NewUnstartedServer(reg)
+	_ = srv.Listener.Close()
+	srv.Listener = ln
+	srv.Start()
+	t.Cleanup(srv.Close)
+	host := strings.TrimPrefix(srv.URL, "http://")
+
+	dir := t.TempDir()
+	if err := packageCharts(chartsDir, dir); err != nil {
+		t.Fatal(err)
+	}
+	client, err := registry.NewClient(registry.ClientOptPlainHTTP(), registry.ClientOptWriter(io.Discard),
+		registry.ClientOptCredentialsFile(filepath.Join(t.TempDir(), "config.json")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	archives, _ := filepath.Glob(filepath.Join(dir, "*.tgz"))
+	for _, a := range archives {
+		data, err := os.ReadFile(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ch, err := loader.LoadArchive(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref := host + "/charts/" + ch.Metadata.Name + ":" + ch.Metadata.Version
+		if _, err := client.Push(data, ref); err != nil {
+			t.Fatalf("pushing %s: %v", ref, err)
+		}
+	}
+	return "oci://" + host + "/charts"
+}
+
+type ociManifest struct {
+	mediaType string
+	body      []byte
+}
+
+// ociRegistry implements the parts of the OCI distribution API that Helm
+// uses. Repositories may contain slashes ("charts/openebs").
+type ociRegistry struct {
+	mu        sync.Mutex
+	blobs     map[string][]byte      // digest -> content
+	manifests map[string]ociManifest // repo@digest and repo:tag -> manifest
+	uploads   map[string]bool
+}
+
+func ociDigest(b []byte) string {
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+func (r *ociRegistry) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	path := req.URL.Path
+	if path == "/v2/" || path == "/v2" {
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	if !strings.HasPrefix(path, "/v2/") {
+		http.NotFound(w, req)
+		return
+	}
+	path = strings.TrimPrefix(path, "/v2/")
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case strings.HasSuffix(path, "/tags/list"):
+		repoName := strings.TrimSuffix(path, "/tags/list")
+		tags := []string{}
+		for k := range r.manifests {
+			if rest, ok := strings.CutPrefix(k, repoName+":"); ok {
+				tags = append(tags, rest)
+			}
+		}
+		sort.Strings(tags)
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"name": repoName, "tags": tags})
+	case strings.Contains(path, "/blobs/uploads/"):
+		repoName, id, _ := strings.Cut(path, "/blobs/uploads/")
+		switch req.Method {
+		case http.MethodPost:
+			b := make([]byte, 8)
+			_, _ = rand.Read(b)
+			id = hex.EncodeToString(b)
+			r.uploads[id] = true
+			w.Header().Set("Location", "/v2/"+repoName+"/blobs/uploads/"+id)
+			w.Header().Set("Range", "0-0")
+			w.WriteHeader(http.StatusAccepted)
+		case http.MethodPut:
+			if !r.uploads[id] {
+				http.Error(w, "unknown upload", http.StatusNotFound)
+				return
+			}
+			body, err := io.ReadAll(req.Body)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			d := req.URL.Query().Get("digest")
+			if d != ociDigest(body) {
+				http.Error(w, "digest mismatch", http.StatusBadRequest)
+				return
+			}
+			delete(r.uploads, id)
+			r.blobs[d] = body
+			w.Header().Set("Location", "/v2/"+repoName+"/blobs/"+d)
+			w.Header().Set("Docker-Content-Digest", d)
+			w.WriteHeader(http.StatusCreated)
+		default:
+			w.WriteHeader(http.StatusMethodNotAllowed)
+		}
+	case strings.Contains(path, "/blobs/"):
+		_, d, _ := strings.Cut(path, "/blobs/")
+		b, ok := r.blobs[d]
+		if !ok {
+			http.Error(w, "blob unknown", http.StatusNotFound)
+			return
+		}
+		w.Header().Set("Docker-Content-Digest", d)
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+		if req.Method == http.MethodGet {
+			_, _ = w.Write(b)
+		}
+	case strings.Contains(path, "/manifests/"):
+		repoName, ref, _ := strings.Cut(path, "/manifests/")
+		key := repoName + ":" + ref
+		if strings.HasPrefix(ref, "sha256:") {
+			key = repoName + "@" + ref
+		}
+		switch req.Method {
+		case http.MethodPut:
+			body, err := io.ReadAll(req.Body)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			d := ociDigest(body)
+			m := ociManifest{mediaType: req.Header.Get("Content-Type"), body: body}
+			r.manifests[key] = m
+			r.manifests[repoName+"@"+d] = m
+			w.Header().Set("Docker-Content-Digest", d)
+			w.Header().Set("Location", "/v2/"+repoName+"/manifests/"+d)
+			w.WriteHeader(http.StatusCreated)
+		case http.MethodGet, http.MethodHead:
+			m, ok := r.manifests[key]
+			if !ok {
+				http.Error(w, "manifest unknown", http.StatusNotFound)
+				return
+			}
+			w.Header().Set("Content-Type", m.mediaType)
+			w.Header().Set("Docker-Content-Digest", ociDigest(m.body))
+			w.Header().Set("Content-Length", strconv.Itoa(len(m.body)))
+			if req.Method == http.MethodGet {
+				_, _ = w.Write(m.body)
+			}
+		default:
+			w.WriteHeader(http.StatusMethodNotAllowed)
+		}
+	default:
+		http.NotFound(w, req)
+	}
 }

@@ -153,3 +153,34 @@ func TestSourceValidateAndString(t *testing.T) {
 		t.Fatal("an empty source must be invalid")
 	}
 }
+
+func TestLocateChartFromOCIRegistry(t *testing.T) {
+	prefix := acctest.StartOCIRegistry(t, acctest.ChartsDir())
+	c := newOfflineClient(t)
+	ctx := context.Background()
+
+	tests := []struct {
+		src  helm.Source
+		want string
+	}{
+		{helm.Source{Chart: prefix + "/openebs", Version: "4.0.1", PlainHTTP: true}, "4.0.1"},
+		{helm.Source{Chart: prefix + "/openebs", PlainHTTP: true}, "4.3.0"},
+		{helm.Source{Chart: prefix + "/openebs:4.0.1", PlainHTTP: true}, "4.0.1"},
+		{helm.Source{Repository: prefix, Chart: "longhorn", Version: "~1.7", PlainHTTP: true}, "1.7.2"},
+	}
+	for _, tt := range tests {
+		ch, err := c.LocateChart(ctx, tt.src)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.src, err)
+		}
+		if ch.Metadata.Version != tt.want {
+			t.Errorf("%s: got %s, want %s", tt.src, ch.Metadata.Version, tt.want)
+		}
+	}
+	if _, err := c.LocateChart(ctx, helm.Source{Chart: prefix + "/openebs", Version: "9.9.9", PlainHTTP: true}); err == nil {
+		t.Error("a missing version must fail")
+	}
+	if _, err := c.LocateChart(ctx, helm.Source{Chart: prefix + "/openebs", Version: ">=5", PlainHTTP: true}); err == nil {
+		t.Error("an unsatisfiable constraint must fail")
+	}
+}
