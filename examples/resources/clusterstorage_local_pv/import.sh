@@ -1,0 +1,1 @@
+terraform import clusterstorage_local_pv.postgres k8s3-localdisk1
