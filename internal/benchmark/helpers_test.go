@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -275,4 +276,10 @@ func number(v any) float64 {
 		return n
 	}
 	return math.NaN()
+}
+
+// expectError matches an error diagnostic however Terraform wrapped its lines: every space in
+// pattern matches any run of white space, and '.' matches newlines too.
+func expectError(pattern string) *regexp.Regexp {
+	return regexp.MustCompile("(?s)" + strings.ReplaceAll(pattern, " ", `\s+`))
 }

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -57,7 +56,7 @@ data "clusterstorage_storage_benchmark" "test" {
   volume_size   = "1Gi"
 %s}
 `, class, e.ns, podAttributes()),
-				ExpectError: regexp.MustCompile(`(?s)fio job "database" failed with error 28: .*No space left on device`),
+				ExpectError: expectError(`fio job "database" failed with error 28: .*No space left on device`),
 			},
 			{
 				PreConfig: func() {
@@ -76,7 +75,7 @@ data "clusterstorage_storage_benchmark" "test" {
   size      = "64M"
 }
 `, full, e.node, e.ns),
-				ExpectError: regexp.MustCompile(`(?s)fio job "database" failed with error 28: .*No space left on device`),
+				ExpectError: expectError(`fio job "database" failed with error 28: .*No space left on device`),
 			},
 			{
 				PreConfig: func() {
@@ -98,7 +97,7 @@ data "clusterstorage_storage_benchmark" "test" {
   size              = "1M"
 }
 `, class, e.ns),
-				ExpectError: regexp.MustCompile(`fio: not found on the PATH of this image`),
+				ExpectError: expectError(`fio: not found on the PATH of this image`),
 			},
 			{
 				PreConfig: func() {
@@ -131,7 +130,7 @@ data "clusterstorage_storage_benchmark" "test" {
   timeouts      = { read = "15s" }
 %s%s}
 `, class, e.ns, podAttributes(), short),
-				ExpectError: regexp.MustCompile(`(?s)timed out after .* waiting for pod .* to finish.*Events of pod .*(FailedScheduling|WaitForFirstConsumer|persistent volume)`),
+				ExpectError: expectError(`timed out after .* waiting for pod .* to finish.*Events of pod .*(FailedScheduling|WaitForFirstConsumer|persistent volume)`),
 			},
 			{
 				PreConfig: func() {
