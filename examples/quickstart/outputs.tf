@@ -1,0 +1,34 @@
+locals {
+  results = {
+    "node disk (fio)" = data.clusterstorage_storage_benchmark.node_path
+    "local PV"        = data.clusterstorage_storage_benchmark.local_pv
+  }
+  # Memory the storage system itself costs the cluster: nothing for these two.
+  memory_overhead = { "node disk (fio)" = 0, "local PV" = 0 }
+
+  columns = keys(local.results)
+  mib     = 1024 * 1024
+  rows = [
+    ["read IOPS", [for c in local.columns : format("%.0f", local.results[c].read.iops)]],
+    ["read bandwidth", [for c in local.columns : format("%.1f MiB/s", local.results[c].read.bandwidth_bytes_per_second / local.mib)]],
+    ["read latency (mean)", [for c in local.columns : format("%.2f ms", local.results[c].read.latency_us.mean / 1000)]],
+    ["write IOPS", [for c in local.columns : format("%.0f", local.results[c].write.iops)]],
+    ["write bandwidth", [for c in local.columns : format("%.1f MiB/s", local.results[c].write.bandwidth_bytes_per_second / local.mib)]],
+    ["write latency (mean)", [for c in local.columns : format("%.2f ms", local.results[c].write.latency_us.mean / 1000)]],
+    ["CPU sys", [for c in local.columns : format("%.1f %%", local.results[c].cpu.system_percent)]],
+    ["memory overhead", [for c in local.columns : format("%d MiB", local.memory_overhead[c])]],
+  ]
+}
+
+output "comparison" {
+  description = "The seed article's table for this machine: one column per target."
+  value = join("\n", concat(
+    [format("%-22s%s", "fio database profile", join("", [for c in local.columns : format("%18s", c)]))],
+    [for r in local.rows : format("%-22s%s", r[0], join("", [for v in r[1] : format("%18s", v)]))],
+  ))
+}
+
+output "summaries" {
+  description = "One line per target."
+  value       = { for c in local.columns : c => local.results[c].summary }
+}

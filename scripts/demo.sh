@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# make demo / make demo-down.
+#
+# up: builds what it needs, starts the local cluster and an sshd on 127.0.0.1 standing for its
+# node, and applies examples/quickstart (in .demo/work, so the example stays clean). Prints the
+# comparison the outputs hold.
+# down: destroys what the demo applied, stops its sshd and the local cluster.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+# shellcheck source=scripts/lib.sh
+source scripts/lib.sh
+
+DEMO="$ROOT/.demo"
+SSH_PORT="${DEMO_SSH_PORT:-22122}"
+TF="${DEMO_TF:-$ROOT/bin/terraform}"
+export CHECKPOINT_DISABLE=1
+
+step() { printf '\n==> [%3ds] %s\n' "$SECONDS" "$*" >&2; }
+
+start_sshd() {
+	mkdir -p "$DEMO/ssh" /run/sshd
+	local d="$DEMO/ssh"
+	[[ -f $d/host_ed25519 ]] || ssh-keygen -q -t ed25519 -N '' -f "$d/host_ed25519"
+	[[ -f $d/client_ed25519 ]] || ssh-keygen -q -t ed25519 -N '' -f "$d/client_ed25519"
+	cp "$d/client_ed25519.pub" "$d/authorized_keys"
+	printf '[127.0.0.1]:%s %s\n' "$SSH_PORT" "$(cut -d' ' -f1,2 "$d/host_ed25519.pub")" >"$d/known_hosts"
+	cat >"$d/sshd_config" <<CFG
+ListenAddress 127.0.0.1:$SSH_PORT
+HostKey $d/host_ed25519
+PidFile $d/sshd.pid
+AuthorizedKeysFile $d/authorized_keys
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+StrictModes no
+UsePAM no
+PrintMotd no
+CFG
+	if [[ -f $d/sshd.pid ]] && kill -0 "$(cat "$d/sshd.pid")" 2>/dev/null; then
+		return
+	fi
+	/usr/sbin/sshd -f "$d/sshd_config" -E "$d/sshd.log"
+	local deadline=$((SECONDS + 10))
+	until (exec 3<>"/dev/tcp/127.0.0.1/$SSH_PORT") 2>/dev/null; do
+		((SECONDS < deadline)) || { cat "$d/sshd.log" >&2; echo "sshd did not start" >&2; exit 1; }
+		sleep 0.1
+	done
+}
+
+stop_sshd() {
+	local pidfile="$DEMO/ssh/sshd.pid"
+	if [[ -f $pidfile ]]; then
+		kill "$(cat "$pidfile")" 2>/dev/null || true
+		rm -f "$pidfile"
+	fi
+}
+
+write_vars() {
+	local node
+	node="$(bin/kube kubectl --kubeconfig "$KUBECONFIG_PATH" get nodes -o 'jsonpath={.items[0].metadata.name}')"
+	cat >"$DEMO/work/terraform.tfvars" <<VARS
+kubeconfig       = "$KUBECONFIG_PATH"
+node             = "$node"
+ssh_user         = "$(id -un)"
+ssh_port         = $SSH_PORT
+ssh_key_path     = "$DEMO/ssh/client_ed25519"
+known_hosts_path = "$DEMO/ssh/known_hosts"
+data_dir         = "$DEMO/disks"
+fio_image        = "localhost/clusterstorage/fio:3.33"
+VARS
+}
+
+up() {
+	step "installing Debian packages (first run only)"
+	scripts/deps.sh
+	step "building the provider and terraform (cold: several minutes; warm: seconds)"
+	make --no-print-directory build bin/terraform >/dev/null
+	export TF_CLI_CONFIG_FILE
+	TF_CLI_CONFIG_FILE="$(scripts/devrc.sh)"
+	step "starting the local cluster (cold: the Kubernetes build takes ~10 minutes)"
+	cluster_up
+	step "starting an sshd on 127.0.0.1:$SSH_PORT for the node"
+	start_sshd
+	mkdir -p "$DEMO/work" "$DEMO/disks"
+	cp examples/quickstart/*.tf "$DEMO/work/"
+	if [[ -d internal/acctest/testdata/charts ]]; then
+		rm -rf "$DEMO/charts" && cp -r internal/acctest/testdata/charts "$DEMO/charts"
+	fi
+	write_vars
+	step "terraform apply (fio runs for each target; progress below)"
+	"$TF" -chdir="$DEMO/work" apply -auto-approve -input=false
+	step "the comparison"
+	"$TF" -chdir="$DEMO/work" output -raw comparison
+	printf '\nRemove everything with: make demo-down\n'
+}
+
+down() {
+	if [[ -f $DEMO/work/terraform.tfstate ]] && cluster_running; then
+		export TF_CLI_CONFIG_FILE
+		TF_CLI_CONFIG_FILE="$(scripts/devrc.sh)"
+		KUBECONFIG_PATH="$ROOT/.cluster/kubeconfig"
+		start_sshd
+		step "terraform destroy"
+		"$TF" -chdir="$DEMO/work" destroy -auto-approve -input=false
+	fi
+	stop_sshd
+	step "stopping the local cluster"
+	tools/kube/cluster.sh down
+	rm -rf "$DEMO"
+}
+
+cluster_running() { tools/kube/cluster.sh status >/dev/null 2>&1; }
+
+case "${1:-}" in
+up) up ;;
+down) down ;;
+*) echo "usage: $0 up|down" >&2; exit 2 ;;
+esac
