@@ -453,6 +453,45 @@ func TestIntegrationRecoverPendingInstall(t *testing.T) {
 	if msg, err := k.c.Recover(ctx, "absent", k.ns, time.Minute); err != nil || msg != "" {
 		t.Fatalf("recovering a missing release: %q %v", msg, err)
 	}
+	absent := rel
+	absent.Name = "absent"
+	if _, err := k.c.Upgrade(ctx, absent); !errors.Is(err, helm.ErrNotFound) {
+		t.Fatalf("upgrading a missing release: %v, want ErrNotFound", err)
+	}
+}
+
+func TestIntegrationInstallCancelled(t *testing.T) {
+	k := needCluster(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	// Cancel while Helm waits for a workload that never becomes ready, as
+	// Terraform does when the user interrupts an apply.
+	go func() {
+		defer cancel()
+		deadline := time.Now().Add(time.Minute)
+		for time.Now().Before(deadline) {
+			if _, err := k.cs.AppsV1().Deployments(k.ns).Get(context.Background(), "openebs-fixture-never-ready", metav1.GetOptions{}); err == nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond) // polling for the condition, bounded by the deadline
+		}
+	}()
+	start := time.Now()
+	_, err := k.c.Install(ctx, helm.Release{
+		Name: "openebs", Namespace: k.ns, CreateNamespace: true,
+		Chart:  k.chart(t, "openebs", "4.3.0"),
+		Values: k.values(t, map[string]any{"fixture.neverReady": true, "loki.enabled": false}, ""),
+		Wait:   true, Timeout: 5 * time.Minute,
+	})
+	if err == nil || !strings.Contains(err.Error(), "context canceled") {
+		t.Fatalf("cancelled install: %v", err)
+	}
+	if d := time.Since(start); d > 2*time.Minute {
+		t.Errorf("cancellation took %s", d)
+	}
+	// The cancelled install was atomic: nothing is left.
+	if _, err := k.c.Get("openebs", k.ns); !errors.Is(err, helm.ErrNotFound) {
+		t.Fatalf("after a cancelled install: %v", err)
+	}
 }
 
 func TestIntegrationRecoverPendingUpgrade(t *testing.T) {

@@ -150,8 +150,12 @@ func (c *Client) Upgrade(ctx context.Context, rel Release) (*Status, error) {
 	c.log("helm upgrade %s in namespace %s: chart %s %s (wait=%t, timeout=%s)", rel.Name, rel.Namespace, rel.Chart.Metadata.Name, rel.Chart.Metadata.Version, rel.Wait, act.Timeout)
 	r, err := act.RunWithContext(ctx, rel.Name, rel.Chart, copyValues(rel.Values))
 	if err != nil {
+		// Helm reports a missing release as "has no deployed releases"; tell
+		// that apart from a release that exists but cannot be upgraded.
 		if errors.Is(err, driver.ErrNoDeployedReleases) || errors.Is(err, driver.ErrReleaseNotFound) {
-			return nil, fmt.Errorf("upgrading release %s/%s: %w", rel.Namespace, rel.Name, ErrNotFound)
+			if _, getErr := c.Get(rel.Name, rel.Namespace); errors.Is(getErr, ErrNotFound) {
+				return nil, fmt.Errorf("upgrading release %s/%s: %w", rel.Namespace, rel.Name, ErrNotFound)
+			}
 		}
 		return nil, fmt.Errorf("upgrading release %s/%s: %w", rel.Namespace, rel.Name, err)
 	}
