@@ -51,6 +51,8 @@ type standinOptions struct {
 	Service string
 	// FillMB adds that many MiB of random files (container layers) to the data dir.
 	FillMB int
+	// SmallFiles adds that many 10 KiB files (unpacked image layers) to the data dir.
+	SmallFiles int
 }
 
 func requireRoot(t *testing.T) {
@@ -84,7 +86,7 @@ func newStandin(t *testing.T, opts standinOptions) *standin {
 	mustWrite(t, s.Fstab, "# stand-in fstab\n", 0o644)
 	s.writeScripts(opts)
 	mustWrite(t, filepath.Join(s.State, "units", opts.Service), "[Service]\nExecStart=/usr/local/bin/k3s server\n", 0o644)
-	s.buildDataDir(opts.FillMB)
+	s.buildDataDir(opts.FillMB, opts.SmallFiles)
 
 	s.SSHD = acctest.StartSSHDWith(t, acctest.SSHDOptions{ExtraConfig: []string{
 		"SetEnv PATH=" + s.Bin + ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
@@ -249,7 +251,7 @@ exit 0
 // buildDataDir lays out a k3s data dir: server/db with a SQLite datastore, server/token,
 // server/tls, server/cred, agent/containerd with hard links and extended attributes,
 // data/<hash>/bin with a current link, storage/pvc-* with an ACL.
-func (s *standin) buildDataDir(fillMB int) {
+func (s *standin) buildDataDir(fillMB, smallFiles int) {
 	t := s.t
 	dd := s.Source
 	rnd := func(n int) []byte {
@@ -281,6 +283,13 @@ func (s *standin) buildDataDir(fillMB int) {
 	for i := 0; i < fillMB; i++ {
 		p := filepath.Join(dd, "agent/containerd/io.containerd.content.v1.content/blobs/sha256", fmt.Sprintf("fill%04d", i))
 		mustWrite(t, p, string(rnd(1<<20)), 0o644)
+	}
+	for i := 0; i < smallFiles; i++ {
+		p := filepath.Join(dd, "agent/containerd/io.containerd.snapshotter.v1.overlayfs/snapshots/2/fs/usr/lib", fmt.Sprintf("d%03d", i/100), fmt.Sprintf("f%05d", i))
+		if i%100 == 0 {
+			mustMkdir(t, filepath.Dir(p))
+		}
+		mustWrite(t, p, string(rnd(10<<10)), 0o644)
 	}
 	snap := filepath.Join(dd, "agent/containerd/io.containerd.snapshotter.v1.overlayfs/snapshots/1/fs")
 	must(t, os.Link(filepath.Join(snap, "bin/busybox"), filepath.Join(snap, "bin/sh")))

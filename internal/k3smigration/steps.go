@@ -181,6 +181,14 @@ type Result struct {
 	Finished time.Time
 	// Warnings are problems that did not fail the migration (a backup that could not be removed).
 	Warnings []string
+	// Steps is how long each step took, in order.
+	Steps []StepTime
+}
+
+// StepTime is how long one step took.
+type StepTime struct {
+	Step     Step
+	Duration time.Duration
 }
 
 // StepError is a failed migration: which step failed, whether k3s had been stopped, and how the
@@ -439,6 +447,7 @@ func (m *move) run(ctx context.Context) (err error) {
 		if err := f(ctx); err != nil {
 			return fail(step, err)
 		}
+		m.result.Steps = append(m.result.Steps, StepTime{Step: step, Duration: time.Since(start)})
 		tflog.Info(ctx, "k3s data dir migration: "+string(step)+" done", map[string]any{"seconds": time.Since(start).Seconds()})
 		return nil
 	}
@@ -459,7 +468,7 @@ func (m *move) run(ctx context.Context) (err error) {
 		}
 		stoppedAt = time.Now()
 		m.stopped = true
-		return m.stop(ctx, m.live)
+		return m.stop(ctx, m.live, m.spec.Source)
 	}); err != nil {
 		return err
 	}
@@ -508,7 +517,7 @@ func (m *move) rollback(ctx context.Context) error {
 	if m.started {
 		tflog.Warn(ctx, "rollback: stopping k3s on the new directory")
 		// The real path of the new directory: stop cleans up below it.
-		if err := m.stop(ctx, m.destReal); err != nil {
+		if err := m.stop(ctx, m.destReal, m.spec.Source); err != nil {
 			return fmt.Errorf("stopping k3s on the new directory: %w", err)
 		}
 	}
@@ -703,10 +712,14 @@ func (m *move) copy(ctx context.Context, running bool) error {
 	return nil
 }
 
-// stop stops k3s and everything that keeps files below dir open: the unit, then k3s-killall.sh
-// (containers), then containerd shims still holding dir (with their children), then the mounts
-// below dir. It fails, naming them, when other processes still hold dir.
-func (m *move) stop(ctx context.Context, dir string) error {
+// stop stops k3s and everything that keeps files below its data dir open: the unit, then
+// k3s-killall.sh (containers), then containerd shims still holding the directory (with their
+// children), then the mounts below it. It fails, naming them, when other processes still hold it.
+// dirs are every path the data dir is seen at: its real path, and the source path k3s opens it by
+// (a bind mount shows there, not at the real path).
+func (m *move) stop(ctx context.Context, dirs ...string) error {
+	dirs = dedupe(dirs)
+	dir := dirs[0]
 	stopCtx, cancel := context.WithTimeout(ctx, m.spec.StopTimeout)
 	defer cancel()
 	if _, err := m.host.Run(stopCtx, node.NewCommand("systemctl", "stop", m.service)); err != nil {
@@ -727,7 +740,7 @@ func (m *move) stop(ctx context.Context, dir string) error {
 	signal := "TERM"
 	groups := map[int]bool{}
 	for {
-		holders, err := m.holders(stopCtx, dir)
+		holders, err := m.holders(stopCtx, dirs)
 		if err != nil {
 			return err
 		}
@@ -756,7 +769,7 @@ func (m *move) stop(ctx context.Context, dir string) error {
 		}
 	}
 
-	mounts, err := m.mountsBelow(stopCtx, dir)
+	mounts, err := m.mountsBelow(stopCtx, dirs)
 	if err != nil {
 		return err
 	}
@@ -766,7 +779,7 @@ func (m *move) stop(ctx context.Context, dir string) error {
 			return fmt.Errorf("unmounting %s: %w", mp, err)
 		}
 	}
-	if mounts, err = m.mountsBelow(stopCtx, dir); err != nil {
+	if mounts, err = m.mountsBelow(stopCtx, dirs); err != nil {
 		return err
 	}
 	if len(mounts) > 0 {
@@ -779,22 +792,53 @@ func (m *move) stop(ctx context.Context, dir string) error {
 	return nil
 }
 
-// holders lists the processes that use something below dir.
-func (m *move) holders(ctx context.Context, dir string) (processes, error) {
-	res, err := m.host.Run(ctx, node.Script(holdersScript, dir))
-	if err != nil {
-		return processes{}, fmt.Errorf("listing processes that use %s: %w", dir, err)
+// holders lists the processes that use something below any of dirs.
+func (m *move) holders(ctx context.Context, dirs []string) (processes, error) {
+	var all processes
+	for _, dir := range dirs {
+		res, err := m.host.Run(ctx, node.Script(holdersScript, dir))
+		if err != nil {
+			return processes{}, fmt.Errorf("listing processes that use %s: %w", dir, err)
+		}
+		p := parseProcesses(res.Stdout)
+		all.all = p.all
+		for _, h := range p.procs {
+			dup := false
+			for _, x := range all.procs {
+				dup = dup || x.pid == h.pid
+			}
+			if !dup {
+				all.procs = append(all.procs, h)
+			}
+		}
 	}
-	return parseProcesses(res.Stdout), nil
+	return all, nil
 }
 
-// mountsBelow lists the mount points below dir (not dir itself), deepest first.
-func (m *move) mountsBelow(ctx context.Context, dir string) ([]string, error) {
+// mountsBelow lists the mount points below any of dirs (not the dirs themselves), deepest first.
+func (m *move) mountsBelow(ctx context.Context, dirs []string) ([]string, error) {
 	out, err := m.host.ReadFile(ctx, "/proc/self/mountinfo")
 	if err != nil {
 		return nil, err
 	}
-	return mountsBelow(out, dir), nil
+	var all []string
+	for _, dir := range dirs {
+		all = append(all, mountsBelow(out, dir)...)
+	}
+	all = dedupe(all)
+	sort.SliceStable(all, func(i, j int) bool { return len(all[i]) > len(all[j]) })
+	return all, nil
+}
+
+// dedupe drops repeated strings, keeping the first of each.
+func dedupe(list []string) []string {
+	var out []string
+	for _, s := range list {
+		if !contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // verify compares dest with live: nothing left for rsync to change, the same counts and bytes, and
