@@ -61,8 +61,8 @@ func (c cache) get(ctx context.Context, key string, maxAge time.Duration, now ti
 	if err != nil {
 		return nil, "", fmt.Errorf("reading cache ConfigMap %s/%s: %w", c.namespace, CacheName(key), err)
 	}
-	var v stored
-	if err := json.Unmarshal([]byte(cm.Data[cacheDataKey]), &v); err != nil || v.Version != storedVersion {
+	v, ok := decodeStored(cm.Data[cacheDataKey])
+	if !ok {
 		return nil, "the cached result is unreadable or from another version", nil
 	}
 	age := now.Sub(v.MeasuredAt)
@@ -70,6 +70,15 @@ func (c cache) get(ctx context.Context, key string, maxAge time.Duration, now ti
 		return nil, fmt.Sprintf("the cached result is %s old, older than max_age %s", age.Round(time.Second), maxAge), nil
 	}
 	return &v, fmt.Sprintf("the cached result is %s old", age.Round(time.Second)), nil
+}
+
+// decodeStored reads a cached result; false when it is not one of this version.
+func decodeStored(data string) (stored, bool) {
+	var v stored
+	if json.Unmarshal([]byte(data), &v) != nil {
+		return stored{}, false
+	}
+	return v, v.Version == storedVersion
 }
 
 // put stores s under key, replacing what was there.

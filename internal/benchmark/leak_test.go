@@ -148,15 +148,17 @@ data "clusterstorage_storage_benchmark" "test" {
 	})
 }
 
-// localPathClass returns the class of rancher/local-path-provisioner: the cluster's "local-path"
-// class when it has one, otherwise the provisioner deployed from testdata (on the local cluster,
-// whose node has the image), removed when the test ends. It skips the test when neither is possible.
-func localPathClass(t *testing.T, e *env) string {
+// localPathClass is the class of rancher/local-path-provisioner.
+const localPathClass = "local-path"
+
+// needLocalPath makes sure the cluster has localPathClass: the cluster's own, or the provisioner
+// deployed from testdata (on the local cluster, whose node has the image), removed when the test
+// ends. It skips the test when neither is possible.
+func needLocalPath(t *testing.T, e *env) {
 	t.Helper()
-	const class = "local-path"
 	ctx := context.Background()
-	if _, err := e.client.StorageV1().StorageClasses().Get(ctx, class, metav1.GetOptions{}); err == nil {
-		return class
+	if _, err := e.client.StorageV1().StorageClasses().Get(ctx, localPathClass, metav1.GetOptions{}); err == nil {
+		return
 	}
 	const image = "localhost/clusterstorage/local-path-provisioner:v0.0.30"
 	kubectl := filepath.Join(acctest.RepoRoot(), "bin", "kube")
@@ -196,15 +198,17 @@ func localPathClass(t *testing.T, e *env) string {
 	t.Cleanup(func() { run("delete", "--ignore-not-found", "--wait=true", "-f", "-") })
 	err = kube.Poll(ctx, 250*time.Millisecond, 2*time.Minute, "local-path-provisioner to be available", func(ctx context.Context) (bool, string, error) {
 		d, err := e.client.AppsV1().Deployments("local-path-storage").Get(ctx, "local-path-provisioner", metav1.GetOptions{})
+		if kube.IsNotFound(err) {
+			return false, "the Deployment is not there yet", nil
+		}
 		if err != nil {
-			return false, err.Error(), nil
+			return false, "", err
 		}
 		return available(d), fmt.Sprintf("%d of %d replicas available", d.Status.AvailableReplicas, d.Status.Replicas), nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return class
 }
 
 func available(d *appsv1.Deployment) bool {

@@ -436,11 +436,13 @@ func (c *cleanup) releaseVolume(ctx context.Context, pvName string) error {
 	claimUID := c.claim.UID
 	return kube.Poll(ctx, pollInterval, cleanupTimeout, "volume "+pvName+" to be released", func(ctx context.Context) (bool, string, error) {
 		pv, err := c.client.CoreV1().PersistentVolumes().Get(ctx, pvName, metav1.GetOptions{})
-		if kube.IsNotFound(err) {
+		switch {
+		case kube.IsNotFound(err):
 			return true, "", nil
-		}
-		if err != nil {
+		case transient(err):
 			return false, err.Error(), nil
+		case err != nil:
+			return false, "", fmt.Errorf("reading volume %s: %w", pvName, err)
 		}
 		if ref := pv.Spec.ClaimRef; ref == nil || ref.UID != claimUID {
 			return true, "", nil // bound to someone else now, or already Available
@@ -453,8 +455,12 @@ func (c *cleanup) releaseVolume(ctx context.Context, pvName string) error {
 				return false, "phase " + string(pv.Status.Phase), nil
 			}
 			pv.Spec.ClaimRef = nil
-			if _, err := c.client.CoreV1().PersistentVolumes().Update(ctx, pv, metav1.UpdateOptions{}); err != nil {
-				return false, "making it Available again: " + err.Error(), nil
+			_, err := c.client.CoreV1().PersistentVolumes().Update(ctx, pv, metav1.UpdateOptions{})
+			switch {
+			case apierrors.IsConflict(err) || transient(err):
+				return false, "making it Available again: " + err.Error(), nil // read it again and retry
+			case err != nil:
+				return false, "", fmt.Errorf("making volume %s Available again: %w", pvName, err)
 			}
 			c.log("made the static volume Available again", map[string]any{"volume": pvName})
 			return true, "", nil

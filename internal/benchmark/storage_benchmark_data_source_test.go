@@ -202,7 +202,7 @@ data "clusterstorage_storage_benchmark" "test" {
 // provisioner after the run, and waited for.
 func TestAccStorageBenchmark_localPathProvisioner(t *testing.T) {
 	e := setup(t)
-	class := localPathClass(t, e)
+	needLocalPath(t, e)
 	resource.ParallelTest(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
@@ -213,7 +213,7 @@ data "clusterstorage_storage_benchmark" "test" {
   namespace     = %q
   profile       = "random_write"
 %s%s}
-`, class, e.ns, podAttributes(), short),
+`, localPathClass, e.ns, podAttributes(), short),
 			ConfigStateChecks: []statecheck.StateCheck{plausible(false, true)},
 			Check: resource.ComposeTestCheckFunc(
 				check(func() error { return e.noLeftovers(false) }),
