@@ -16,8 +16,9 @@ import (
 )
 
 var (
-	_ resource.ResourceWithConfigure   = &Resource{}
-	_ resource.ResourceWithImportState = &Resource{}
+	_ resource.ResourceWithConfigure      = &Resource{}
+	_ resource.ResourceWithImportState    = &Resource{}
+	_ resource.ResourceWithValidateConfig = &Resource{}
 )
 
 const (
@@ -43,6 +44,25 @@ func (r *Resource) Metadata(_ context.Context, req resource.MetadataRequest, res
 // Configure receives the provider's shared clients and node access.
 func (r *Resource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
 	r.data = providerdata.From(req.ProviderData, &resp.Diagnostics)
+}
+
+// ValidateConfig checks source and target together: different, neither inside the other.
+func (r *Resource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	var m model
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() || m.Source.IsUnknown() || m.Target.IsUnknown() || m.Target.IsNull() {
+		return
+	}
+	source := m.Source.ValueString()
+	if m.Source.IsNull() {
+		source = DefaultSource
+	}
+	if CheckPath("source", source) != nil || CheckPath("target", m.Target.ValueString()) != nil {
+		return // the attribute validators say what is wrong
+	}
+	if err := CheckPaths(source, m.Target.ValueString()); err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root("target"), "Invalid target", err.Error()+".")
+	}
 }
 
 // Create runs the migration; state is written only when it succeeded.

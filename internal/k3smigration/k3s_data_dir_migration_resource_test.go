@@ -195,7 +195,7 @@ func TestAccK3sDataDirMigration_startFailsRollsBack(t *testing.T) {
 		Steps: []resource.TestStep{
 			{
 				Config:      migrationConfig(s, nodeName, target, ""),
-				ExpectError: regexp.MustCompile(`(?s)step "start" failed.*Rolled back: k3s runs again on the original directory.*nothing was lost`),
+				ExpectError: regexp.MustCompile(`(?s)step "start" failed.*Rolled\s+back:\s+k3s\s+runs\s+again\s+on\s+the\s+original\s+directory.*nothing\s+was\s+lost`),
 			},
 			{
 				PreConfig: func() {
@@ -272,20 +272,20 @@ resource "clusterstorage_k3s_data_dir_migration" "test" {
 `, nodeName, source, target)
 	}
 	steps := []resource.TestStep{
-		{Config: cfg("var/lib/rancher/k3s", "/mnt/k3s"), ExpectError: regexp.MustCompile(`must be an absolute path`)},
-		{Config: cfg(s.Source, "/mnt//k3s/"), ExpectError: regexp.MustCompile(`must be a clean path`)},
-		{Config: cfg(s.Source, s.Source+"/moved"), ExpectError: regexp.MustCompile(`is inside source`)},
-		{Config: cfg(s.Source, s.Source), ExpectError: regexp.MustCompile(`are the same path`)},
-		{Config: cfg(s.Source, "/"), ExpectError: regexp.MustCompile(`is a system directory`)},
-		{Config: cfg(filepath.Join(s.Root, "missing"), filepath.Join(s.Root, "t")), ExpectError: regexp.MustCompile(`(?s)preflight.*does not exist on the node`)},
-		{Config: cfg(s.Root, filepath.Join(s.Root+"-elsewhere", "t")), ExpectError: regexp.MustCompile(`does not look like a k3s data directory`)},
-		{Config: cfg(s.Source, s.Bin), ExpectError: regexp.MustCompile(`is not empty`)},
+		{Config: cfg("var/lib/rancher/k3s", "/mnt/k3s"), ExpectError: regexp.MustCompile(`must\s+be\s+an\s+absolute\s+path`)},
+		{Config: cfg(s.Source, "/mnt//k3s/"), ExpectError: regexp.MustCompile(`must\s+be\s+a\s+clean\s+path`)},
+		{Config: cfg(s.Source, s.Source+"/moved"), ExpectError: regexp.MustCompile(`is\s+inside\s+source`)},
+		{Config: cfg(s.Source, s.Source), ExpectError: regexp.MustCompile(`are\s+the\s+same\s+path`)},
+		{Config: cfg(s.Source, "/"), ExpectError: regexp.MustCompile(`is\s+a\s+system\s+directory`)},
+		{Config: cfg(filepath.Join(s.Root, "missing"), filepath.Join(s.Root, "t")), ExpectError: regexp.MustCompile(`(?s)preflight.*does\s+not\s+exist\s+on\s+the\s+node`)},
+		{Config: cfg(s.Root, filepath.Join(s.Root+"-elsewhere", "t")), ExpectError: regexp.MustCompile(`does\s+not\s+look\s+like\s+a\s+k3s\s+data\s+directory`)},
+		{Config: cfg(s.Source, s.Bin), ExpectError: regexp.MustCompile(`is\s+not\s+empty`)},
 		{Config: cfg(s.Source, filepath.Join(s.Root, "t")) + `
 resource "clusterstorage_k3s_data_dir_migration" "margin" {
   node              = "x"
   target            = "/mnt/x"
   free_space_margin = "-1Gi"
-}`, ExpectError: regexp.MustCompile(`Invalid free space margin`)},
+}`, ExpectError: regexp.MustCompile(`Invalid\s+free\s+space\s+margin`)},
 	}
 	for i := range steps {
 		steps[i].PlanOnly = i < 5
