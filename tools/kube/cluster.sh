@@ -55,7 +55,7 @@ BUSYBOX_IMAGE=localhost/clusterstorage/busybox:1
 LOCALPATH_IMAGE=localhost/clusterstorage/local-path-provisioner:v0.0.30
 declare -A IMAGES=([pause]=$PAUSE_IMAGE [busybox]=$BUSYBOX_IMAGE [fio]=$FIO_IMAGE [local-path-provisioner]=$LOCALPATH_IMAGE)
 
-# Components in start order; down stops them in reverse.
+# Components in start order.
 COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet)
 
 # Progress lines carry the seconds since this command started.
@@ -123,25 +123,32 @@ start_daemon() {
 	wait_for "$name pidfile" 10 "" -- test -s "$RUN/$name.pid"
 }
 
-# stop_daemon COMPONENT: SIGTERM, then SIGKILL after a deadline.
-stop_daemon() {
-	local name=$1 pid
-	if ! is_running "$name"; then
+# stop_daemons COMPONENT...: SIGTERM to each at once, then SIGKILL to those
+# still alive after a deadline.
+stop_daemons() {
+	local name pid pids=()
+	for name in "$@"; do
+		if is_running "$name"; then
+			pid=$(pid_of "$name")
+			log "stopping $name (pid $pid)"
+			kill -TERM "$pid" 2>/dev/null || true
+			pids+=("$pid")
+		fi
 		rm -f "$RUN/$name.pid"
-		return 0
-	fi
-	pid=$(pid_of "$name")
-	log "stopping $name (pid $pid)"
-	kill -TERM "$pid" 2>/dev/null || true
-	local deadline=$((SECONDS + 15))
-	while kill -0 "$pid" 2>/dev/null; do
+	done
+	local deadline=$((SECONDS + 15)) alive
+	while :; do
+		alive=()
+		for pid in "${pids[@]}"; do
+			kill -0 "$pid" 2>/dev/null && alive+=("$pid")
+		done
+		((${#alive[@]} == 0)) && return 0
 		if ((SECONDS >= deadline)); then
-			log "$name did not exit on SIGTERM, killing it"
-			kill -KILL "$pid" 2>/dev/null || true
+			log "pids ${alive[*]} did not exit on SIGTERM, killing them"
+			kill -KILL "${alive[@]}" 2>/dev/null || true
 		fi
 		sleep 0.1
 	done
-	rm -f "$RUN/$name.pid"
 }
 
 # lock: up and down run one at a time on this machine (the ports are fixed),
@@ -559,7 +566,11 @@ start_controller_manager() {
 		--cluster-signing-cert-file="$PKI/ca.crt" \
 		--cluster-signing-key-file="$PKI/ca.key" \
 		--pvclaimbinder-sync-period=5s \
+		--flex-volume-plugin-dir="$STATE/kubelet-plugins" \
 		--profiling=false
+}
+
+wait_controller_manager() {
 	wait_for "kube-controller-manager /healthz" 60 kube-controller-manager -- \
 		curl -fsSk "https://127.0.0.1:$KCM_PORT/healthz"
 }
@@ -574,6 +585,9 @@ start_scheduler() {
 		--cert-dir="$PKI/scheduler-generated" \
 		--leader-elect=false \
 		--profiling=false
+}
+
+wait_scheduler() {
 	wait_for "kube-scheduler /healthz" 60 kube-scheduler -- \
 		curl -fsSk "https://127.0.0.1:$SCHEDULER_PORT/healthz"
 }
@@ -596,6 +610,9 @@ start_kubelet() {
 		--cert-dir="$PKI/kubelet-generated" \
 		--hostname-override="$NODE" \
 		--v=1
+}
+
+wait_kubelet() {
 	wait_for "kubelet /healthz" 60 kubelet -- curl -fsS "http://127.0.0.1:$KUBELET_HEALTHZ_PORT/healthz"
 }
 
@@ -626,13 +643,20 @@ cmd_up() {
 	mkdir -p "$STATE" "$LOGS" "$RUN"
 	ensure_pki
 	ensure_kubeconfigs
+	# etcd and the apiserver in turn: everything else needs the API. Then
+	# the rest start together; the images are imported while the kubelet
+	# registers (it needs none of them to become Ready, and `up` returns
+	# only after they are in).
 	start_etcd
 	start_apiserver
 	start_controller_manager
 	start_scheduler
 	start_containerd
-	import_images
 	start_kubelet
+	import_images
+	wait_controller_manager
+	wait_scheduler
+	wait_kubelet
 	wait_for "node $NODE Ready" 120 kubelet -- node_ready
 	wait_for "ServiceAccount default/default" 60 kube-controller-manager -- kubectl -n default get serviceaccount default
 	log "cluster up in $((SECONDS - start))s: node $NODE Ready, API https://127.0.0.1:$APISERVER_PORT"
@@ -689,19 +713,29 @@ remove_pod_cgroups() {
 	done
 }
 
+# remove_fixed_host_dirs: the few directories the kubelet and containerd
+# create at compiled-in paths outside the state dir. Only empty ones go
+# (rmdir), so nothing another runtime on this machine uses is touched.
+remove_fixed_host_dirs() {
+	local d
+	for d in /var/lib/kubelet/device-plugins /var/lib/kubelet /var/log/containers /run/containerd/s /run/containerd; do
+		rmdir "$d" 2>/dev/null || true # fails when missing or not empty
+	done
+}
+
 cmd_down() {
 	if [[ ! -d $STATE ]]; then
 		log "nothing to do: $STATE does not exist"
 		return 0
 	fi
-	stop_daemon kubelet
+	# The kubelet first, so that it restarts nothing; then the containers and
+	# containerd; then the control plane, and etcd last.
+	stop_daemons kubelet
 	remove_containers
-	stop_daemon containerd
+	stop_daemons containerd
 	kill_leftover_shims
-	local i
-	for ((i = ${#COMPONENTS[@]} - 1; i >= 0; i--)); do
-		stop_daemon "${COMPONENTS[i]}"
-	done
+	stop_daemons kube-scheduler kube-controller-manager kube-apiserver
+	stop_daemons etcd
 	unmount_below_state
 	remove_pod_cgroups
 	if awk -v s="$STATE/" 'index($2, s) == 1 { found = 1 } END { exit !found }' /proc/self/mounts; then
@@ -709,6 +743,7 @@ cmd_down() {
 	fi
 	log "deleting $STATE"
 	rm -rf "$STATE"
+	remove_fixed_host_dirs
 }
 
 cmd_env() {
