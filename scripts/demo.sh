@@ -19,44 +19,6 @@ export CHECKPOINT_DISABLE=1
 
 step() { printf '\n==> [%3ds] %s\n' "$SECONDS" "$*" >&2; }
 
-start_sshd() {
-	mkdir -p "$DEMO/ssh" /run/sshd
-	local d="$DEMO/ssh"
-	[[ -f $d/host_ed25519 ]] || ssh-keygen -q -t ed25519 -N '' -f "$d/host_ed25519"
-	[[ -f $d/client_ed25519 ]] || ssh-keygen -q -t ed25519 -N '' -f "$d/client_ed25519"
-	cp "$d/client_ed25519.pub" "$d/authorized_keys"
-	printf '[127.0.0.1]:%s %s\n' "$SSH_PORT" "$(cut -d' ' -f1,2 "$d/host_ed25519.pub")" >"$d/known_hosts"
-	cat >"$d/sshd_config" <<CFG
-ListenAddress 127.0.0.1:$SSH_PORT
-HostKey $d/host_ed25519
-PidFile $d/sshd.pid
-AuthorizedKeysFile $d/authorized_keys
-PermitRootLogin prohibit-password
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-StrictModes no
-UsePAM no
-PrintMotd no
-CFG
-	if [[ -f $d/sshd.pid ]] && kill -0 "$(cat "$d/sshd.pid")" 2>/dev/null; then
-		return
-	fi
-	/usr/sbin/sshd -f "$d/sshd_config" -E "$d/sshd.log"
-	local deadline=$((SECONDS + 10))
-	until (exec 3<>"/dev/tcp/127.0.0.1/$SSH_PORT") 2>/dev/null; do
-		((SECONDS < deadline)) || { cat "$d/sshd.log" >&2; echo "sshd did not start" >&2; exit 1; }
-		sleep 0.1
-	done
-}
-
-stop_sshd() {
-	local pidfile="$DEMO/ssh/sshd.pid"
-	if [[ -f $pidfile ]]; then
-		kill "$(cat "$pidfile")" 2>/dev/null || true
-		rm -f "$pidfile"
-	fi
-}
-
 write_vars() {
 	local node
 	node="$(bin/kube kubectl --kubeconfig "$KUBECONFIG_PATH" get nodes -o 'jsonpath={.items[0].metadata.name}')"
@@ -82,7 +44,7 @@ up() {
 	step "starting the local cluster (cold: the Kubernetes build takes ~10 minutes)"
 	cluster_up
 	step "starting an sshd on 127.0.0.1:$SSH_PORT for the node"
-	start_sshd
+	start_sshd "$DEMO/ssh" "$SSH_PORT"
 	mkdir -p "$DEMO/work" "$DEMO/disks"
 	cp examples/quickstart/*.tf "$DEMO/work/"
 	if [[ -d internal/acctest/testdata/charts ]]; then
@@ -101,11 +63,11 @@ down() {
 		export TF_CLI_CONFIG_FILE
 		TF_CLI_CONFIG_FILE="$(scripts/devrc.sh)"
 		KUBECONFIG_PATH="$ROOT/.cluster/kubeconfig"
-		start_sshd
+		start_sshd "$DEMO/ssh" "$SSH_PORT"
 		step "terraform destroy"
 		"$TF" -chdir="$DEMO/work" destroy -auto-approve -input=false
 	fi
-	stop_sshd
+	stop_sshd "$DEMO/ssh"
 	step "stopping the local cluster"
 	tools/kube/cluster.sh down
 	rm -rf "$DEMO"

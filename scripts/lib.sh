@@ -27,3 +27,45 @@ cluster_down_if_started() {
 cleanup_work() {
 	[[ -n "${1:-}" && -d "$1" ]] && rm -rf "$1"
 }
+
+# start_sshd DIR PORT: an OpenSSH sshd on 127.0.0.1:PORT standing for the local cluster's node,
+# with a host key and a client key generated into DIR (client_ed25519, known_hosts). Idempotent.
+start_sshd() {
+	local d="$1" port="$2"
+	mkdir -p "$d" /run/sshd
+	[[ -f $d/host_ed25519 ]] || ssh-keygen -q -t ed25519 -N '' -f "$d/host_ed25519"
+	[[ -f $d/client_ed25519 ]] || ssh-keygen -q -t ed25519 -N '' -f "$d/client_ed25519"
+	cp "$d/client_ed25519.pub" "$d/authorized_keys"
+	printf '[127.0.0.1]:%s %s\n' "$port" "$(cut -d' ' -f1,2 "$d/host_ed25519.pub")" >"$d/known_hosts"
+	cat >"$d/sshd_config" <<CFG
+ListenAddress 127.0.0.1:$port
+HostKey $d/host_ed25519
+PidFile $d/sshd.pid
+AuthorizedKeysFile $d/authorized_keys
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+StrictModes no
+UsePAM no
+PrintMotd no
+LogLevel VERBOSE
+CFG
+	if [[ -f $d/sshd.pid ]] && kill -0 "$(cat "$d/sshd.pid")" 2>/dev/null; then
+		return
+	fi
+	/usr/sbin/sshd -f "$d/sshd_config" -E "$d/sshd.log"
+	local deadline=$((SECONDS + 10))
+	until (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do
+		((SECONDS < deadline)) || { cat "$d/sshd.log" >&2; echo "sshd did not start" >&2; return 1; }
+		sleep 0.1
+	done
+}
+
+# stop_sshd DIR stops the sshd start_sshd started there.
+stop_sshd() {
+	local pidfile="$1/sshd.pid"
+	if [[ -f $pidfile ]]; then
+		kill "$(cat "$pidfile")" 2>/dev/null || true
+		rm -f "$pidfile"
+	fi
+}
