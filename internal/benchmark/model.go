@@ -387,8 +387,18 @@ func ioOf(s fio.IOStats) *ioModel {
 	return &ioModel{IOPS: s.IOPS, BandwidthBytesPerSecond: s.BandwidthBytesPerSecond, LatencyUS: latencyOf(s.LatencyMicroseconds)}
 }
 
+// latencyOf converts a latency distribution. fio computes percentiles from a histogram and
+// reports the upper edge of a bucket (up to about 1.6 % above the true value), so a high
+// percentile can come out above the exactly measured maximum; percentiles are capped at the
+// maximum, which no percentile can exceed.
 func latencyOf(l fio.Latency) *latencyModel {
-	return &latencyModel{Mean: l.Mean, P50: l.P50, P95: l.P95, P99: l.P99, P999: l.P999, Max: l.Max}
+	capped := func(p float64) float64 {
+		if l.Max > 0 && p > l.Max {
+			return l.Max
+		}
+		return p
+	}
+	return &latencyModel{Mean: l.Mean, P50: capped(l.P50), P95: capped(l.P95), P99: capped(l.P99), P999: capped(l.P999), Max: l.Max}
 }
 
 // validateConfig reports, at plan time, what the attribute validators cannot see alone: the

@@ -200,3 +200,15 @@ func TestRawJSON(t *testing.T) {
 		}
 	}
 }
+
+// fio's percentiles are histogram bucket edges and can exceed the exact maximum (seen: p99.9
+// 69730 µs with max 69391 µs); they are capped there.
+func TestLatencyPercentilesCappedAtMax(t *testing.T) {
+	got := latencyOf(fio.Latency{Mean: 11231, P50: 8585, P95: 30801, P99: 46399, P999: 69730.304, Max: 69391.013})
+	if got.P999 != 69391.013 || got.P99 != 46399 || got.Max != 69391.013 {
+		t.Errorf("latency = %+v", got)
+	}
+	if got := latencyOf(fio.Latency{}); got.P50 != 0 || got.Max != 0 {
+		t.Errorf("empty latency = %+v", got)
+	}
+}
