@@ -127,7 +127,7 @@ func (r *Resource) Create(ctx context.Context, req resource.CreateRequest, resp 
 	resp.Diagnostics.Append(diags...)
 	timeout, diags := plan.Timeouts.Create(ctx, defaultCreateTimeout)
 	resp.Diagnostics.Append(diags...)
-	client := r.client(&resp.Diagnostics)
+	client := r.data.KubeClient(&resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -199,7 +199,7 @@ func (r *Resource) Create(ctx context.Context, req resource.CreateRequest, resp 
 func (r *Resource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var state model
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	client := r.client(&resp.Diagnostics)
+	client := r.data.KubeClient(&resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -263,7 +263,7 @@ func (r *Resource) Update(ctx context.Context, req resource.UpdateRequest, resp 
 	resp.Diagnostics.Append(diags...)
 	prev, diags := state.spec(ctx)
 	resp.Diagnostics.Append(diags...)
-	client := r.client(&resp.Diagnostics)
+	client := r.data.KubeClient(&resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -313,7 +313,7 @@ func (r *Resource) Delete(ctx context.Context, req resource.DeleteRequest, resp 
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
 	timeout, diags := state.Timeouts.Delete(ctx, defaultDeleteTimeout)
 	resp.Diagnostics.Append(diags...)
-	client := r.client(&resp.Diagnostics)
+	client := r.data.KubeClient(&resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -371,19 +371,6 @@ func (r *Resource) Delete(ctx context.Context, req resource.DeleteRequest, resp 
 func (r *Resource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	resource.ImportStatePassthroughID(ctx, path.Root("id"), req, resp)
 	resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateImported, []byte(`true`))...)
-}
-
-func (r *Resource) client(diags *diag.Diagnostics) kubernetes.Interface {
-	if r.data == nil {
-		diags.AddError("Provider not configured", "The clusterstorage provider was not configured before this resource was used.")
-		return nil
-	}
-	client, err := r.data.Kube.Typed()
-	if err != nil {
-		diags.AddError("Cannot reach the Kubernetes cluster", err.Error())
-		return nil
-	}
-	return client
 }
 
 // settled gives the PV controller a moment to move a new volume out of Pending, so state records

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
 )
@@ -30,4 +31,19 @@ func From(providerData any, diags *diag.Diagnostics) *Data {
 		return nil
 	}
 	return data
+}
+
+// KubeClient returns the shared clientset, or nil with an error diagnostic when the provider is
+// not configured or the cluster cannot be reached. It is safe to call on a nil *Data.
+func (d *Data) KubeClient(diags *diag.Diagnostics) kubernetes.Interface {
+	if d == nil || d.Kube == nil {
+		diags.AddError("Provider not configured", "The clusterstorage provider was not configured before this resource was used.")
+		return nil
+	}
+	client, err := d.Kube.Typed()
+	if err != nil {
+		diags.AddError("Cannot reach the Kubernetes cluster", err.Error())
+		return nil
+	}
+	return client
 }

@@ -158,7 +158,9 @@ func (noDefaultAnnotation) Description(context.Context) string {
 	return "must not set the default-class annotation (use `default`)"
 }
 
-func (v noDefaultAnnotation) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+func (v noDefaultAnnotation) MarkdownDescription(ctx context.Context) string {
+	return v.Description(ctx)
+}
 
 func (noDefaultAnnotation) ValidateMap(_ context.Context, req validator.MapRequest, resp *validator.MapResponse) {
 	for key := range req.ConfigValue.Elements() {

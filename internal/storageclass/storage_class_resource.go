@@ -34,7 +34,7 @@ func NewResource() resource.Resource {
 
 // Resource manages one StorageClass.
 type Resource struct {
-	kube *kube.Clients
+	data *providerdata.Data
 }
 
 // Metadata sets the type name.
@@ -44,9 +44,7 @@ func (r *Resource) Metadata(_ context.Context, req resource.MetadataRequest, res
 
 // Configure receives the provider's shared clients.
 func (r *Resource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	if data := providerdata.From(req.ProviderData, &resp.Diagnostics); data != nil {
-		r.kube = data.Kube
-	}
+	r.data = providerdata.From(req.ProviderData, &resp.Diagnostics)
 }
 
 // Create creates the class and, when it is the default, takes the default mark from the others.
@@ -58,7 +56,7 @@ func (r *Resource) Create(ctx context.Context, req resource.CreateRequest, resp 
 	}
 	s, diags := plan.spec(ctx)
 	resp.Diagnostics.Append(diags...)
-	client := r.client(&resp.Diagnostics)
+	client := r.data.KubeClient(&resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -80,7 +78,7 @@ func (r *Resource) Create(ctx context.Context, req resource.CreateRequest, resp 
 func (r *Resource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var state model
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	client := r.client(&resp.Diagnostics)
+	client := r.data.KubeClient(&resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -121,7 +119,7 @@ func (r *Resource) Update(ctx context.Context, req resource.UpdateRequest, resp 
 	resp.Diagnostics.Append(diags...)
 	prev, diags := state.spec(ctx)
 	resp.Diagnostics.Append(diags...)
-	client := r.client(&resp.Diagnostics)
+	client := r.data.KubeClient(&resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -152,7 +150,7 @@ func (r *Resource) Update(ctx context.Context, req resource.UpdateRequest, resp 
 func (r *Resource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	var state model
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	client := r.client(&resp.Diagnostics)
+	client := r.data.KubeClient(&resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -168,19 +166,6 @@ func (r *Resource) Delete(ctx context.Context, req resource.DeleteRequest, resp 
 func (r *Resource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	resource.ImportStatePassthroughID(ctx, path.Root("id"), req, resp)
 	resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateImported, []byte(`true`))...)
-}
-
-func (r *Resource) client(diags *diag.Diagnostics) kubernetes.Interface {
-	if r.kube == nil {
-		diags.AddError("Provider not configured", "The clusterstorage provider was not configured before this resource was used.")
-		return nil
-	}
-	client, err := r.kube.Typed()
-	if err != nil {
-		diags.AddError("Cannot reach the Kubernetes cluster", err.Error())
-		return nil
-	}
-	return client
 }
 
 // soleDefault reports whether sc is the cluster's one default class: marked default, with no
