@@ -28,7 +28,7 @@ const (
 	// podGrace is the pod's termination grace period: time for the script to stop fio and remove
 	// its directory when the pod is deleted early.
 	podGrace     = int64(10)
-	pollInterval = 250 * time.Millisecond
+	pollInterval = 100 * time.Millisecond
 )
 
 // podScript runs in the fio container: it makes the run directory ($1), runs fio with the other

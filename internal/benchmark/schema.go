@@ -215,7 +215,8 @@ func ioAttribute(what string) schema.SingleNestedAttribute {
 func latencyAttribute(what string) schema.SingleNestedAttribute {
 	return schema.SingleNestedAttribute{
 		Computed:            true,
-		MarkdownDescription: what + ", in microseconds: `mean`, `p50`, `p95`, `p99`, `p99_9` and `max`.",
+		MarkdownDescription: what + ", in microseconds: `mean`, `p50`, `p95`, `p99`, `p99_9` and `max`. " +
+			"Percentiles come from fio's latency histogram (within about 1.6 %) and are capped at `max`.",
 		Attributes: map[string]schema.Attribute{
 			"mean":  schema.Float64Attribute{Computed: true, MarkdownDescription: "Mean, µs."},
 			"p50":   schema.Float64Attribute{Computed: true, MarkdownDescription: "50th percentile (median), µs."},
