@@ -713,11 +713,19 @@ remove_pod_cgroups() {
 	done
 }
 
-# remove_fixed_host_dirs: the few directories the kubelet and containerd
-# create at compiled-in paths outside the state dir. Only empty ones go
-# (rmdir), so nothing another runtime on this machine uses is touched.
+# remove_fixed_host_dirs: the few paths the kubelet and containerd use
+# outside the state dir (compiled in, not configurable). Only what is ours
+# goes: log symlinks that point into the state dir, the device-plugin socket
+# when nothing listens on it, then directories if they are empty (rmdir), so
+# nothing another runtime on this machine uses is touched.
 remove_fixed_host_dirs() {
-	local d
+	local l d sock=/var/lib/kubelet/device-plugins/kubelet.sock
+	for l in /var/log/containers/*.log; do
+		[[ -L $l && $(readlink "$l") == "$STATE"/* ]] && rm -f "$l"
+	done
+	if [[ -S $sock ]] && ! ss -xlH 2>/dev/null | grep -qF "$sock"; then
+		rm -f "$sock"
+	fi
 	for d in /var/lib/kubelet/device-plugins /var/lib/kubelet /var/log/containers /run/containerd/s /run/containerd; do
 		rmdir "$d" 2>/dev/null || true # fails when missing or not empty
 	done
