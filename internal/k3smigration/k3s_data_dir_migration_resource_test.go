@@ -1,12 +1,15 @@
 package k3smigration_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
@@ -14,6 +17,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/acctest"
 )
@@ -294,4 +300,122 @@ resource "clusterstorage_k3s_data_dir_migration" "margin" {
 	if err := checkOnSource(s)(nil); err != nil {
 		t.Error(err)
 	}
+}
+
+// fakeKubelet is a Node object of the test's own in the real API server, kept Ready by the test as
+// a kubelet would: it renews the node lease, and finishes the deletion of pods evicted from it
+// (a kubelet deletes a pod with grace period 0 once its containers stopped). The node runs nothing,
+// so draining it disturbs no one else's pods on the shared test cluster.
+type fakeKubelet struct {
+	name       string
+	sawCordon  atomic.Bool
+	podsFinish atomic.Int32
+}
+
+func startFakeKubelet(t *testing.T) *fakeKubelet {
+	t.Helper()
+	client := acctest.Kube(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	k := &fakeKubelet{name: acctest.RandomName("k3sm-node")}
+	_, err := client.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: k.name,
+		Labels: map[string]string{"kubernetes.io/hostname": k.name}}}, metav1.CreateOptions{})
+	must(t, err)
+	t.Cleanup(func() {
+		cancel()
+		_ = client.CoreV1().Nodes().Delete(context.Background(), k.name, metav1.DeleteOptions{})
+		_ = client.CoordinationV1().Leases(corev1.NamespaceNodeLease).Delete(context.Background(), k.name, metav1.DeleteOptions{})
+	})
+	setReady := func() error {
+		n, err := client.CoreV1().Nodes().Get(ctx, k.name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		now := metav1.Now()
+		n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
+			Message: "fake kubelet", LastHeartbeatTime: now, LastTransitionTime: now}}
+		n.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "127.0.0.1"}}
+		_, err = client.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{})
+		return err
+	}
+	must(t, setReady())
+	duration := int32(40)
+	now := metav1.NewMicroTime(time.Now())
+	_, err = client.CoordinationV1().Leases(corev1.NamespaceNodeLease).Create(ctx, &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Name: k.name, Namespace: corev1.NamespaceNodeLease},
+		Spec:       coordinationv1.LeaseSpec{HolderIdentity: &k.name, LeaseDurationSeconds: &duration, RenewTime: &now},
+	}, metav1.CreateOptions{})
+	must(t, err)
+	go func() {
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for i := 0; ; i++ {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			if lease, err := client.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, k.name, metav1.GetOptions{}); err == nil {
+				now := metav1.NewMicroTime(time.Now())
+				lease.Spec.RenewTime = &now
+				_, _ = client.CoordinationV1().Leases(corev1.NamespaceNodeLease).Update(ctx, lease, metav1.UpdateOptions{})
+			}
+			if i%10 == 0 {
+				_ = setReady()
+			}
+			if n, err := client.CoreV1().Nodes().Get(ctx, k.name, metav1.GetOptions{}); err == nil && n.Spec.Unschedulable {
+				k.sawCordon.Store(true)
+			}
+			pods, err := client.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + k.name})
+			if err != nil {
+				continue
+			}
+			for _, p := range pods.Items {
+				if p.DeletionTimestamp != nil {
+					zero := int64(0)
+					if client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero}) == nil {
+						k.podsFinish.Add(1)
+					}
+				}
+			}
+		}
+	}()
+	return k
+}
+
+// drain = true cordons the node and evicts its pods through the API before the stop, and
+// uncordons it after; the health check sees the (fake) kubelet's lease renewed after the start.
+func TestAccK3sDataDirMigration_drain(t *testing.T) {
+	k := startFakeKubelet(t)
+	s := newStandin(t, standinOptions{})
+	client := acctest.Kube(t)
+	pod, err := client.CoreV1().Pods("default").Create(context.Background(), &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: acctest.RandomName("k3sm-pod"), Namespace: "default"},
+		Spec: corev1.PodSpec{NodeName: k.name, Containers: []corev1.Container{{Name: "app", Image: "pause", ImagePullPolicy: corev1.PullNever}},
+			Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}}},
+	}, metav1.CreateOptions{})
+	must(t, err)
+	t.Cleanup(func() {
+		zero := int64(0)
+		_ = client.CoreV1().Pods("default").Delete(context.Background(), pod.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
+	})
+	target := filepath.Join(s.Root, "mnt/nvme/k3s")
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: migrationConfig(s, k.name, target, "  drain = true"),
+			Check: resource.ComposeTestCheckFunc(checkLinked(s, target), func(*terraform.State) error {
+				n, err := client.CoreV1().Nodes().Get(context.Background(), k.name, metav1.GetOptions{})
+				if err != nil || n.Spec.Unschedulable {
+					return fmt.Errorf("node not uncordoned: %v", err)
+				}
+				if !k.sawCordon.Load() {
+					return fmt.Errorf("the node was never seen cordoned")
+				}
+				if _, err := client.CoreV1().Pods("default").Get(context.Background(), pod.Name, metav1.GetOptions{}); err == nil {
+					return fmt.Errorf("pod %s was not evicted", pod.Name)
+				}
+				return nil
+			}),
+		}},
+	})
 }

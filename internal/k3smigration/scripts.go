@@ -90,30 +90,73 @@ find . -xdev ! -path "./$2" -printf '%y %s\n' | awk '{n[$1]++; if ($1 == "f") b 
 	printf 'sum %s %s\n' "$(sha256sum < "$f" | cut -d' ' -f1)" "$f" || exit 1
 done`
 
-// holdersScript lists "holder pid ppid pgid comm" for every process that has its working directory, root,
-// executable, an open file or a mapped file below $1, then every process as "ps pid ppid pgid comm"
-// (for finding shims' children).
-const holdersScript = `LC_ALL=C; export LC_ALL
-self=$$
-{
-	find /proc/[0-9]*/cwd /proc/[0-9]*/root /proc/[0-9]*/exe /proc/[0-9]*/fd/ -maxdepth 1 -type l -printf '%p\t%l\n' 2>/dev/null |
-		S=$1 awk -F '\t' '{t = $2; sub(/ \(deleted\)$/, "", t); s = ENVIRON["S"]; if (t == s || index(t, s "/") == 1) {split($1, a, "/"); print a[3]}}'
-	grep -l -F -e "$1/" /proc/[0-9]*/maps 2>/dev/null | cut -d/ -f3
-} | sort -un | while read -r pid; do
-	if [ "$pid" = "$self" ]; then continue; fi
-	ps -o ppid=,pgid=,comm= -p "$pid" 2>/dev/null | while read -r ppid pgid comm; do printf 'holder %s %s %s %s\n' "$pid" "$ppid" "$pgid" "$comm"; done
-done
-ps -e -o pid=,ppid=,pgid=,comm= | while read -r pid ppid pgid comm; do printf 'ps %s %s %s %s\n' "$pid" "$ppid" "$pgid" "$comm"; done
-exit 0`
+// holdersFunc defines holders DIR...: for every process that has its working directory, root,
+// executable, an open file or a mapped file below one of the DIRs, a line "holder pid ppid pgid
+// comm"; then every process as "ps pid ppid pgid comm" (for finding shims' children); then the
+// mount table, each line prefixed with "mountinfo ".
+const holdersFunc = `
+holders() {
+	self=$$
+	for d in "$@"; do
+		find /proc/[0-9]*/cwd /proc/[0-9]*/root /proc/[0-9]*/exe /proc/[0-9]*/fd/ -maxdepth 1 -type l -printf '%p\t%l\n' 2>/dev/null |
+			S=$d awk -F '\t' '{t = $2; sub(/ \(deleted\)$/, "", t); s = ENVIRON["S"]; if (t == s || index(t, s "/") == 1) {split($1, a, "/"); print a[3]}}'
+		grep -l -F -e "$d/" /proc/[0-9]*/maps 2>/dev/null | cut -d/ -f3
+	done | sort -un | while read -r pid; do
+		if [ "$pid" = "$self" ]; then continue; fi
+		ps -o ppid=,pgid=,comm= -p "$pid" 2>/dev/null | while read -r ppid pgid comm; do printf 'holder %s %s %s %s\n' "$pid" "$ppid" "$pgid" "$comm"; done
+	done
+	ps -e -o pid=,ppid=,pgid=,comm= | while read -r pid ppid pgid comm; do printf 'ps %s %s %s %s\n' "$pid" "$ppid" "$pgid" "$comm"; done
+	sed 's/^/mountinfo /' /proc/self/mountinfo
+}
+`
 
-// killallScript runs k3s-killall.sh when the node has it, with K3S_DATA_DIR set to $1: it stops
-// the containers (whose shims k3s leaves running on purpose when its service stops) and unmounts
-// their filesystems. Prints "killall=absent" when the script is not installed.
-const killallScript = `LC_ALL=C; export LC_ALL
-if ! command -v k3s-killall.sh >/dev/null 2>&1; then echo killall=absent; exit 0; fi
-K3S_DATA_DIR=$1; export K3S_DATA_DIR
-k3s-killall.sh >/dev/null 2>&1 || echo killall=failed
-exit 0`
+// stopScript stops unit $1, then runs k3s-killall.sh when the node has it, with K3S_DATA_DIR set
+// to $2: it stops the containers (whose shims k3s leaves running on purpose when its unit stops)
+// and unmounts their filesystems. It prints "killall=absent" when the script is not installed,
+// the unit's state, and then what holders says about $2 and the further paths.
+const stopScript = `LC_ALL=C; export LC_ALL` + holdersFunc + `
+svc=$1; shift
+systemctl stop "$svc" || exit 1
+if command -v k3s-killall.sh >/dev/null 2>&1; then
+	K3S_DATA_DIR=$1 k3s-killall.sh >/dev/null 2>&1 || echo killall=failed
+else
+	echo killall=absent
+fi
+printf 'state=%s\n' "$(systemctl is-active "$svc" 2>/dev/null)"
+holders "$@"`
+
+// killScript sends signal $1 to the $2 process ids (negative: process groups) that follow,
+// waits up to 2s for them to be gone, and prints what holders says about the remaining arguments.
+const killScript = `LC_ALL=C; export LC_ALL` + holdersFunc + `
+sig=$1 n=$2; shift 2
+pids=
+i=0
+while [ "$i" -lt "$n" ]; do
+	case $1 in -[0-9]*|[0-9]*) pids="$pids $1" ;; *) echo "not a process id: $1" >&2; exit 1 ;; esac
+	shift; i=$((i+1))
+done
+kill -s "$sig" -- $pids 2>/dev/null
+i=0
+while [ "$i" -lt 20 ]; do
+	alive=
+	for p in $pids; do if kill -0 -- "$p" 2>/dev/null; then alive=1; fi; done
+	if [ -z "$alive" ]; then break; fi
+	sleep 0.1; i=$((i+1))
+done
+holders "$@"`
+
+// umountScript unmounts the $2 mount points that follow (never lazily), printing "umount_error=..."
+// for each that fails, then the state of unit $1 and what holders says about the remaining
+// arguments.
+const umountScript = `LC_ALL=C; export LC_ALL` + holdersFunc + `
+svc=$1 n=$2; shift 2
+i=0
+while [ "$i" -lt "$n" ]; do
+	if ! out=$(umount "$1" 2>&1); then printf 'umount_error=%s\n' "$(printf '%s' "$out" | tr '\n' ' ')"; fi
+	shift; i=$((i+1))
+done
+printf 'state=%s\n' "$(systemctl is-active "$svc" 2>/dev/null)"
+holders "$@"`
 
 // symlinkSwitchScript renames $1 (source) to $3 (backup) and puts a symbolic link to $2 (target)
 // in its place; when the link cannot be made, the rename is undone.

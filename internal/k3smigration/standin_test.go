@@ -91,7 +91,17 @@ func newStandin(t *testing.T, opts standinOptions) *standin {
 	s.SSHD = acctest.StartSSHDWith(t, acctest.SSHDOptions{ExtraConfig: []string{
 		"SetEnv PATH=" + s.Bin + ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
 	}})
-	s.Pool = node.NewPool(node.PoolOptions{})
+	var logger node.Logger
+	if os.Getenv("K3SMIGRATION_DEBUG") != "" {
+		logger = func(_ context.Context, msg string, fields map[string]any) {
+			cmd, _ := fields["command"].(string)
+			if len(cmd) > 100 {
+				cmd = cmd[:100]
+			}
+			t.Logf("%s %s: %v ms %q", time.Now().Format("15:04:05.000"), msg, fields["duration_ms"], cmd)
+		}
+	}
+	s.Pool = node.NewPool(node.PoolOptions{Logger: logger})
 	t.Cleanup(func() { _ = s.Pool.Close() })
 	host, err := s.Pool.Host(node.Target{Endpoint: node.Endpoint{
 		Host: s.SSHD.Host, Port: s.SSHD.Port, User: s.SSHD.User,

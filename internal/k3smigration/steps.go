@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-log/tflog"
@@ -714,24 +715,21 @@ func (m *move) copy(ctx context.Context, running bool) error {
 
 // stop stops k3s and everything that keeps files below its data dir open: the unit, then
 // k3s-killall.sh (containers), then containerd shims still holding the directory (with their
-// children), then the mounts below it. It fails, naming them, when other processes still hold it.
-// dirs are every path the data dir is seen at: its real path, and the source path k3s opens it by
-// (a bind mount shows there, not at the real path).
+// children and process groups), then the mounts below it. It fails, naming them, when other
+// processes still hold it. dirs are every path the data dir is seen at: its real path, and the
+// source path k3s opens it by (a bind mount shows there, not at the real path). Each round trip
+// does as much as it can: k3s is down meanwhile.
 func (m *move) stop(ctx context.Context, dirs ...string) error {
 	dirs = dedupe(dirs)
 	dir := dirs[0]
 	stopCtx, cancel := context.WithTimeout(ctx, m.spec.StopTimeout)
 	defer cancel()
-	if _, err := m.host.Run(stopCtx, node.NewCommand("systemctl", "stop", m.service)); err != nil {
-		return fmt.Errorf("systemctl stop %s: %w", m.service, err)
-	}
-	res, err := m.host.Run(stopCtx, node.Script(killallScript, dir))
+	res, err := m.host.Run(stopCtx, node.Script(stopScript, append([]string{m.service}, dirs...)...))
 	if err != nil {
-		return err
+		return fmt.Errorf("stopping %s: %w", m.service, err)
 	}
-	kv := parseKV(res.Stdout)
-	tflog.Debug(ctx, "k3s-killall.sh", map[string]any{"result": strings.TrimSpace(string(res.Stdout))})
-	if first(kv, "killall") == "absent" {
+	look := parseLook(res.Stdout, dirs)
+	if first(look.kv, "killall") == "absent" {
 		tflog.Warn(ctx, "k3s-killall.sh is not installed on the node: only containerd shims holding the data dir are stopped")
 	}
 
@@ -739,95 +737,69 @@ func (m *move) stop(ctx context.Context, dirs ...string) error {
 	deadline := time.Now().Add(15 * time.Second)
 	signal := "TERM"
 	groups := map[int]bool{}
-	for {
-		holders, err := m.holders(stopCtx, dirs)
-		if err != nil {
-			return err
-		}
-		if len(holders.procs) == 0 {
-			break
-		}
-		kill := holders.shimTrees(groups)
+	for len(look.procs.procs) > 0 {
+		kill := look.procs.shimTrees(groups)
 		if len(kill) == 0 {
-			return fmt.Errorf("processes other than containerd shims still use %s: %s; stop them and try again", dir, holders.describe())
+			return fmt.Errorf("processes other than containerd shims still use %s: %s; stop them and try again", dir, look.procs.describe())
 		}
 		if time.Now().After(deadline) {
 			if signal == "KILL" {
-				return fmt.Errorf("processes still use %s after SIGKILL: %s", dir, holders.describe())
+				return fmt.Errorf("processes still use %s after SIGKILL: %s", dir, look.procs.describe())
 			}
 			signal, deadline = "KILL", time.Now().Add(5*time.Second)
 		}
-		tflog.Warn(ctx, "stopping containerd shims that still hold the data dir", map[string]any{"signal": signal, "pids": kill, "holders": holders.describe()})
-		args := []string{"-s", signal, "--"}
+		tflog.Warn(ctx, "stopping containerd shims that still hold the data dir", map[string]any{"signal": signal, "pids": kill, "holders": look.procs.describe()})
+		args := []string{signal, strconv.Itoa(len(kill))}
 		for _, pid := range kill {
 			args = append(args, strconv.Itoa(pid))
 		}
-		// A process may be gone already: kill's status is not interesting, the next look is.
-		_, _ = m.host.Run(stopCtx, node.Script(`kill "$@" 2>/dev/null; exit 0`, args...)) //nolint:errcheck // checked by the next holders look.
-		if err := sleepCtx(stopCtx, 200*time.Millisecond); err != nil {
-			return err
+		if res, err = m.host.Run(stopCtx, node.Script(killScript, append(args, dirs...)...)); err != nil {
+			return fmt.Errorf("stopping containerd shims: %w", err)
 		}
+		look = parseLook(res.Stdout, dirs)
 	}
 
-	mounts, err := m.mountsBelow(stopCtx, dirs)
-	if err != nil {
-		return err
-	}
-	for _, mp := range mounts {
-		tflog.Info(ctx, "unmounting below the data dir", map[string]any{"mount_point": mp})
-		if _, err := m.host.Run(stopCtx, node.NewCommand("umount", mp)); err != nil {
-			return fmt.Errorf("unmounting %s: %w", mp, err)
+	if len(look.mounts) > 0 {
+		tflog.Info(ctx, "unmounting below the data dir", map[string]any{"mount_points": look.mounts})
+		args := append([]string{m.service, strconv.Itoa(len(look.mounts))}, look.mounts...)
+		if res, err = m.host.Run(stopCtx, node.Script(umountScript, append(args, dirs...)...)); err != nil {
+			return fmt.Errorf("unmounting below %s: %w", dir, err)
+		}
+		look = parseLook(res.Stdout, dirs)
+		if len(look.mounts) > 0 {
+			return fmt.Errorf("filesystems are still mounted below %s: %s (%s)", dir, strings.Join(look.mounts, ", "), strings.Join(look.kv["umount_error"], "; "))
+		}
+		if len(look.procs.procs) > 0 {
+			return fmt.Errorf("processes use %s again: %s", dir, look.procs.describe())
 		}
 	}
-	if mounts, err = m.mountsBelow(stopCtx, dirs); err != nil {
-		return err
-	}
-	if len(mounts) > 0 {
-		return fmt.Errorf("filesystems are still mounted below %s: %s", dir, strings.Join(mounts, ", "))
-	}
-	state, _ := m.host.Run(stopCtx, node.NewCommand("systemctl", "is-active", m.service)) //nolint:errcheck // is-active exits non-zero when inactive.
-	if state != nil && strings.TrimSpace(string(state.Stdout)) == "active" {
+	if state := first(look.kv, "state"); state == "active" {
 		return fmt.Errorf("%s is active again after it was stopped (restarted by something else?)", m.service)
 	}
 	return nil
 }
 
-// holders lists the processes that use something below any of dirs.
-func (m *move) holders(ctx context.Context, dirs []string) (processes, error) {
-	var all processes
-	for _, dir := range dirs {
-		res, err := m.host.Run(ctx, node.Script(holdersScript, dir))
-		if err != nil {
-			return processes{}, fmt.Errorf("listing processes that use %s: %w", dir, err)
-		}
-		p := parseProcesses(res.Stdout)
-		all.all = p.all
-		for _, h := range p.procs {
-			dup := false
-			for _, x := range all.procs {
-				dup = dup || x.pid == h.pid
-			}
-			if !dup {
-				all.procs = append(all.procs, h)
-			}
-		}
-	}
-	return all, nil
+// look is what stopScript, killScript and umountScript report.
+type look struct {
+	kv     map[string][]string
+	procs  processes
+	mounts []string
 }
 
-// mountsBelow lists the mount points below any of dirs (not the dirs themselves), deepest first.
-func (m *move) mountsBelow(ctx context.Context, dirs []string) ([]string, error) {
-	out, err := m.host.ReadFile(ctx, "/proc/self/mountinfo")
-	if err != nil {
-		return nil, err
+func parseLook(out []byte, dirs []string) look {
+	l := look{kv: parseKV(out), procs: parseProcesses(out)}
+	var table []byte
+	for _, line := range strings.Split(string(out), "\n") {
+		if rest, ok := strings.CutPrefix(line, "mountinfo "); ok {
+			table = append(append(table, rest...), '\n')
+		}
 	}
-	var all []string
 	for _, dir := range dirs {
-		all = append(all, mountsBelow(out, dir)...)
+		l.mounts = append(l.mounts, mountsBelow(table, dir)...)
 	}
-	all = dedupe(all)
-	sort.SliceStable(all, func(i, j int) bool { return len(all[i]) > len(all[j]) })
-	return all, nil
+	l.mounts = dedupe(l.mounts)
+	sort.SliceStable(l.mounts, func(i, j int) bool { return len(l.mounts[i]) > len(l.mounts[j]) })
+	return l
 }
 
 // dedupe drops repeated strings, keeping the first of each.
@@ -844,19 +816,29 @@ func dedupe(list []string) []string {
 // verify compares dest with live: nothing left for rsync to change, the same counts and bytes, and
 // the same checksums of the datastore, token and credentials.
 func (m *move) verify(ctx context.Context) error {
-	res, err := m.host.Run(ctx, node.Script(diffScript, m.live, m.dest, MarkerName))
-	if err != nil {
-		return fmt.Errorf("comparing %s with %s: %w", m.live, m.dest, err)
+	// The three looks run at once (k3s is down meanwhile); each is a read-only walk.
+	var (
+		wg         sync.WaitGroup
+		diff       *node.Result
+		a, b       manifest
+		diffErr    error
+		errA, errB error
+	)
+	wg.Add(3)
+	go func() {
+		defer wg.Done()
+		diff, diffErr = m.host.Run(ctx, node.Script(diffScript, m.live, m.dest, MarkerName))
+	}()
+	go func() { defer wg.Done(); a, errA = m.manifest(ctx, m.live) }()
+	go func() { defer wg.Done(); b, errB = m.manifest(ctx, m.dest) }()
+	wg.Wait()
+	if diffErr != nil {
+		return fmt.Errorf("comparing %s with %s: %w", m.live, m.dest, diffErr)
 	}
-	if diff := strings.TrimSpace(string(res.Stdout)); diff != "" {
-		return fmt.Errorf("the copy differs from the original after the final copy:\n%s", firstLines(diff, 20))
+	if d := strings.TrimSpace(string(diff.Stdout)); d != "" {
+		return fmt.Errorf("the copy differs from the original after the final copy:\n%s", firstLines(d, 20))
 	}
-	a, err := m.manifest(ctx, m.live)
-	if err != nil {
-		return err
-	}
-	b, err := m.manifest(ctx, m.dest)
-	if err != nil {
+	if err := errors.Join(errA, errB); err != nil {
 		return err
 	}
 	if a.count != b.count {
