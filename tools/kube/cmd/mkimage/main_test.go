@@ -138,4 +138,3 @@ func TestBuildEmptyRootfs(t *testing.T) {
 		t.Fatal("want an error for an empty root file system")
 	}
 }
-
