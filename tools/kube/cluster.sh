@@ -45,7 +45,7 @@ RUN=$STATE/run
 KUBECONFIG_PATH=$STATE/kubeconfig
 CONTAINERD_SOCK=$STATE/containerd/containerd.sock
 
-# Debian packages the cluster and its images need (binary -> package).
+# Debian packages the cluster and its images need.
 DEB_PACKAGES=(containerd runc containernetworking-plugins fio busybox-static openssl iproute2 curl util-linux mount)
 
 # Image references; cluster.sh builds and imports them, kubelet never pulls.
@@ -167,7 +167,7 @@ lock() {
 ensure_packages() {
 	local missing=() p
 	for p in "${DEB_PACKAGES[@]}"; do
-		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+		[[ $(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true) == "install ok installed" ]] || missing+=("$p")
 	done
 	((${#missing[@]} == 0)) && return 0
 	log "installing Debian packages: ${missing[*]}"
@@ -633,6 +633,7 @@ cmd_up() {
 	local start=$SECONDS
 	if [[ -f $KUBECONFIG_PATH && -x $BIN/kube ]] && all_running && node_ready 2>/dev/null; then
 		log "already running; node $NODE is Ready"
+		import_images # any image built since (e.g. by a newer cluster.sh)
 		echo "$KUBECONFIG_PATH"
 		return 0
 	fi
@@ -702,6 +703,22 @@ unmount_below_state() {
 	done < <(awk -v s="$STATE/" 'index($2, s) == 1 { print $2 }' /proc/self/mounts | awk '{ print length, $0 }' | sort -rn | cut -d' ' -f2-)
 }
 
+# kill_pod_processes: whatever still runs in the kubelet's pod cgroups, for
+# when containerd was not running to kill its tasks (its shims and their
+# containers outlive it). Polls until the cgroups are empty.
+kill_pod_processes() {
+	local deadline=$((SECONDS + 15)) pids
+	while :; do
+		pids=$(find /sys/fs/cgroup/*/kubepods /sys/fs/cgroup/kubepods -name cgroup.procs -exec cat {} + 2>/dev/null | sort -u || true)
+		[[ -z $pids ]] && return 0
+		((SECONDS < deadline)) || die "processes $(echo "$pids" | tr '\n' ' ')are left in the pod cgroups"
+		log "killing leftover pod processes: $(echo "$pids" | tr '\n' ' ')"
+		# shellcheck disable=SC2086 # one pid per word
+		kill -KILL $pids 2>/dev/null || true
+		sleep 0.2
+	done
+}
+
 # remove_pod_cgroups: the kubelet's cgroups (cgroupfs driver) under each
 # hierarchy, deepest first; they are empty once the containers are gone.
 remove_pod_cgroups() {
@@ -744,6 +761,7 @@ cmd_down() {
 	kill_leftover_shims
 	stop_daemons kube-scheduler kube-controller-manager kube-apiserver
 	stop_daemons etcd
+	kill_pod_processes
 	unmount_below_state
 	remove_pod_cgroups
 	if awk -v s="$STATE/" 'index($2, s) == 1 { found = 1 } END { exit !found }' /proc/self/mounts; then
