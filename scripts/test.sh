@@ -52,12 +52,16 @@ if [[ -z "${CLUSTERSTORAGE_ACC_KUBECONFIG:-}" ]]; then
 		started_cluster=1
 	fi
 	log "starting the local cluster"
-	tools/kube/cluster.sh up >/dev/null
+	export KUBECONFIG
+	KUBECONFIG="$(tools/kube/cluster.sh up | tail -1)"
 else
 	log "using the cluster in $CLUSTERSTORAGE_ACC_KUBECONFIG"
+	export KUBECONFIG="$CLUSTERSTORAGE_ACC_KUBECONFIG"
 fi
 
-log "unit tests"
+# Unit tests, and the integration tests of the machinery packages (Helm against the cluster in
+# KUBECONFIG, SSH against a real sshd), which do not depend on the CLI and so run once.
+log "unit and integration tests"
 # shellcheck disable=SC2086
 go test -trimpath -count=1 $TESTARGS ./...
 
