@@ -29,7 +29,7 @@ func WaitForPod(ctx context.Context, client kubernetes.Interface, namespace, nam
 		func(ctx context.Context) (bool, string, error) {
 			pod, err := client.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
-				return false, err.Error(), nil
+				return kube.KeepPolling(err)
 			}
 			switch pod.Status.Phase {
 			case corev1.PodSucceeded:

@@ -53,6 +53,12 @@ func Poll(ctx context.Context, interval, timeout time.Duration, what string, con
 	}
 }
 
+// KeepPolling is what a Poll condition returns for an error worth waiting out (the API server
+// restarting, a conflict): not done, with the error as the reason a timeout reports.
+func KeepPolling(err error) (bool, string, error) {
+	return false, err.Error(), nil
+}
+
 // EventsFor returns the events recorded for one object, oldest first, as readable lines
 // ("Warning FailedScheduling: 0/1 nodes are available ..."). Errors reading events are returned
 // as a line of their own, since events only ever decorate another error.

@@ -382,7 +382,7 @@ func settled(ctx context.Context, client kubernetes.Interface, pv *corev1.Persis
 	_ = kube.Poll(ctx, 100*time.Millisecond, phaseWait, "the volume's phase", func(ctx context.Context) (bool, string, error) {
 		got, err := client.CoreV1().PersistentVolumes().Get(ctx, pv.Name, metav1.GetOptions{})
 		if err != nil {
-			return false, err.Error(), nil
+			return kube.KeepPolling(err)
 		}
 		latest = got
 		return got.Status.Phase != "" && got.Status.Phase != corev1.VolumePending, "", nil
@@ -408,7 +408,7 @@ func deleteAndWait(ctx context.Context, client kubernetes.Interface, name string
 				return true, "", nil
 			}
 			if err != nil {
-				return false, err.Error(), nil
+				return kube.KeepPolling(err)
 			}
 			reason := "finalizers " + strings.Join(pv.Finalizers, ", ")
 			if ref := pv.Spec.ClaimRef; ref != nil && pv.Status.Phase == corev1.VolumeBound {

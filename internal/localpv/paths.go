@@ -34,7 +34,7 @@ func CheckPath(p string) error {
 	}
 	for _, part := range strings.Split(p, "/") {
 		if part == ".." {
-			return fmt.Errorf("%q contains ..", p)
+			return fmt.Errorf("%q contains a .. element", p)
 		}
 	}
 	for _, dir := range protectedExact {
