@@ -32,3 +32,16 @@ output "summaries" {
   description = "One line per target."
   value       = { for c in local.columns : c => local.results[c].summary }
 }
+
+output "chart_data" {
+  description = "The numbers behind the comparison, for the demo's bar chart (bin/demochart)."
+  value = { for c in local.columns : c => {
+    read_iops           = local.results[c].read.iops
+    write_iops          = local.results[c].write.iops
+    read_latency_ms     = local.results[c].read.latency_us.mean / 1000
+    write_latency_ms    = local.results[c].write.latency_us.mean / 1000
+    read_mib_s          = local.results[c].read.bandwidth_bytes_per_second / local.mib
+    write_mib_s         = local.results[c].write.bandwidth_bytes_per_second / local.mib
+    memory_overhead_mib = local.memory_overhead[c]
+  } }
+}
