@@ -481,6 +481,8 @@ populate_local-path-provisioner() {
 
 ensure_images() {
 	mkdir -p "$BIN/images"
+	# Leftovers of an interrupted build (we hold the lock, so none is running).
+	rm -rf "$BIN"/images/.rootfs-* "$BIN"/images/.layer-* "$BIN"/images/*.tar.tmp
 	build_image pause "$PAUSE_IMAGE" "$BIN/pause" -- -entrypoint /pause
 	build_image busybox "$BUSYBOX_IMAGE" /bin/busybox -- -cmd sh
 	build_image fio "$FIO_IMAGE" /bin/busybox /usr/bin/fio -- -cmd fio,--version
