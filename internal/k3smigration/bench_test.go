@@ -33,23 +33,34 @@ func TestBenchK3sMigration(t *testing.T) {
 	du := strings.Fields(run(t, "du", "-s", "-B1", s.Source))[0]
 	bench("data_bytes", du)
 
-	// Plain rsync -a of the same tree (k3s running, like the first copy).
+	// Plain rsync -a of the same tree (k3s running, like the first copy); the better of two runs,
+	// so that the page cache favours it rather than the migration.
 	plain := filepath.Join(s.Root, "plain")
-	start := time.Now()
-	run(t, "rsync", "-a", s.Source+"/", plain+"/")
-	plainTime := time.Since(start)
+	var plainTime time.Duration
+	for i := 0; i < 2; i++ {
+		start := time.Now()
+		run(t, "rsync", "-a", s.Source+"/", plain+"/")
+		if d := time.Since(start); i == 0 || d < plainTime {
+			plainTime = d
+		}
+		must(t, os.RemoveAll(plain))
+	}
 	bench("plain_rsync_seconds", plainTime.Seconds())
-	must(t, os.RemoveAll(plain))
 
 	// One phase: stop k3s (and its shim), copy everything, start k3s.
 	onePhase := filepath.Join(s.Root, "onephase")
-	start = time.Now()
+	start := time.Now()
 	s.systemctl("stop", "k3s")
+	serviceStop := time.Since(start)
 	s.stopShim()
 	run(t, "rsync", "-aHAXx", "--numeric-ids", s.Source+"/", onePhase+"/")
+	startAt := time.Now()
 	s.systemctl("start", "k3s")
+	serviceStart := time.Since(startAt)
 	onePhaseDowntime := time.Since(start)
 	bench("one_phase_downtime_seconds", onePhaseDowntime.Seconds())
+	// The stand-in service's own stop and start, which both ways pay.
+	bench("service_stop_start_seconds", (serviceStop + serviceStart).Seconds())
 	must(t, os.RemoveAll(onePhase))
 
 	// The migration, with 1% of the data rewritten between its two copies.

@@ -20,6 +20,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/acctest"
 )
@@ -326,16 +327,18 @@ func startFakeKubelet(t *testing.T) *fakeKubelet {
 		_ = client.CoordinationV1().Leases(corev1.NamespaceNodeLease).Delete(context.Background(), k.name, metav1.DeleteOptions{})
 	})
 	setReady := func() error {
-		n, err := client.CoreV1().Nodes().Get(ctx, k.name, metav1.GetOptions{})
-		if err != nil {
+		return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			n, err := client.CoreV1().Nodes().Get(ctx, k.name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			now := metav1.Now()
+			n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
+				Message: "fake kubelet", LastHeartbeatTime: now, LastTransitionTime: now}}
+			n.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "127.0.0.1"}}
+			_, err = client.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{})
 			return err
-		}
-		now := metav1.Now()
-		n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
-			Message: "fake kubelet", LastHeartbeatTime: now, LastTransitionTime: now}}
-		n.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "127.0.0.1"}}
-		_, err = client.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{})
-		return err
+		})
 	}
 	must(t, setReady())
 	duration := int32(40)
