@@ -1,0 +1,274 @@
+package main
+
+import (
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+	"strings"
+
+	xfont "golang.org/x/image/font"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// Image size: 1200x500 pixels at 96 DPI.
+const (
+	dpi       = 96
+	imgWidth  = 1200 * vg.Inch / dpi
+	imgHeight = 500 * vg.Inch / dpi
+)
+
+var (
+	readColor  = color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff} // blue
+	writeColor = color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff} // orange
+	memColor   = color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff} // green
+)
+
+// Format is the output image format.
+type Format int
+
+const (
+	SVG Format = iota
+	PNG
+)
+
+// FormatFor picks the format from the output file name: PNG for .png, SVG otherwise.
+func FormatFor(name string) Format {
+	if strings.HasSuffix(strings.ToLower(name), ".png") {
+		return PNG
+	}
+	return SVG
+}
+
+// Render draws the three panels (IOPS, mean latency, memory overhead) under
+// one title and writes the image to w.
+func Render(w io.Writer, targets []Target, title string, format Format) error {
+	names := make([]string, len(targets))
+	for i, t := range targets {
+		names[i] = t.Name
+	}
+	col := func(f func(Target) number) plotter.Values {
+		v := make(plotter.Values, len(targets))
+		for i, t := range targets {
+			v[i] = float64(f(t))
+		}
+		return v
+	}
+
+	iops, err := groupedPanel("IOPS (operations/s)", "IOPS", names,
+		col(func(t Target) number { return t.ReadIOPS }),
+		col(func(t Target) number { return t.WriteIOPS }), fmtCount)
+	if err != nil {
+		return err
+	}
+	lat, err := groupedPanel("Mean latency (ms)", "ms", names,
+		col(func(t Target) number { return t.ReadLatencyMs }),
+		col(func(t Target) number { return t.WriteLatencyMs }), fmtLatency)
+	if err != nil {
+		return err
+	}
+	mem, err := singlePanel("Memory overhead (MiB)", "MiB", names,
+		col(func(t Target) number { return t.MemoryOverheadMiB }), fmtCount)
+	if err != nil {
+		return err
+	}
+
+	var c vg.CanvasWriterTo
+	switch format {
+	case PNG:
+		c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(imgWidth, imgHeight), vgimg.UseDPI(dpi))}
+	default:
+		c = vgsvg.New(imgWidth, imgHeight)
+	}
+	dc := draw.New(c)
+
+	// White background for viewers that show transparency.
+	dc.SetColor(color.White)
+	dc.Fill(dc.Rectangle.Path())
+
+	// Overall title across the top.
+	ts := text.Style{
+		Color:   color.Black,
+		Font:    font.From(plot.DefaultFont, 16),
+		XAlign:  draw.XCenter,
+		YAlign:  draw.YTop,
+		Handler: plot.DefaultTextHandler,
+	}
+	ts.Font.Weight = xfont.WeightBold
+	pad := vg.Points(8)
+	dc.FillText(ts, vg.Point{X: dc.Center().X, Y: dc.Max.Y - pad}, title)
+	body := dc
+	body.Max.Y -= ts.Rectangle(title).Size().Y + 2*pad
+
+	tiles := draw.Tiles{Rows: 1, Cols: 3, PadX: vg.Points(18), PadLeft: pad, PadRight: pad, PadBottom: pad}
+	plots := [][]*plot.Plot{{iops, lat, mem}}
+	canvases := plot.Align(plots, tiles, body)
+	for j, p := range plots[0] {
+		p.Draw(canvases[0][j])
+	}
+
+	if _, err := c.WriteTo(w); err != nil {
+		return fmt.Errorf("write image: %w", err)
+	}
+	return nil
+}
+
+// panelDataWidth is roughly the width of one panel's data area; bars are
+// sized from it so that many targets still fit side by side.
+const panelDataWidth = vg.Length(230)
+
+// barWidth gives the width of each bar when every target's slot holds
+// perSlot bars, capped at maxW so that few targets do not get slabs.
+func barWidth(targets, perSlot int, maxW vg.Length) vg.Length {
+	return min(maxW, panelDataWidth*0.8/vg.Length(targets*perSlot))
+}
+
+// minLabelledBar is the narrowest bar that still gets a value label; below
+// it neighbouring labels would overlap.
+const minLabelledBar = vg.Length(17)
+
+// groupedPanel makes a read/write grouped bar chart with one group per target.
+func groupedPanel(title, unit string, names []string, read, write plotter.Values, format func(float64) string) (*plot.Plot, error) {
+	p := newPanel(title, unit, names)
+	w := barWidth(len(names), 2, 22)
+	rb, err := bars(read, readColor, w, -w/2)
+	if err != nil {
+		return nil, err
+	}
+	wb, err := bars(write, writeColor, w, w/2)
+	if err != nil {
+		return nil, err
+	}
+	p.Add(rb, wb)
+	if w >= minLabelledBar {
+		rl, err := valueLabels(read, -w/2, format)
+		if err != nil {
+			return nil, err
+		}
+		wl, err := valueLabels(write, w/2, format)
+		if err != nil {
+			return nil, err
+		}
+		p.Add(rl, wl)
+	}
+	p.Legend.Add("read", rb)
+	p.Legend.Add("write", wb)
+	p.Legend.Top = true
+	setYMax(p, read, write)
+	return p, nil
+}
+
+// singlePanel makes a bar chart with one bar per target.
+func singlePanel(title, unit string, names []string, vals plotter.Values, format func(float64) string) (*plot.Plot, error) {
+	p := newPanel(title, unit, names)
+	w := barWidth(len(names), 1, 33)
+	b, err := bars(vals, memColor, w, 0)
+	if err != nil {
+		return nil, err
+	}
+	p.Add(b)
+	if w >= minLabelledBar {
+		l, err := valueLabels(vals, 0, format)
+		if err != nil {
+			return nil, err
+		}
+		p.Add(l)
+	}
+	setYMax(p, vals)
+	return p, nil
+}
+
+func newPanel(title, unit string, names []string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.Title.TextStyle.Font.Size = 13
+	p.Y.Label.Text = unit
+	p.Y.Min = 0
+	grid := plotter.NewGrid()
+	grid.Vertical.Color = nil // bars mark the targets; only value lines help
+	p.Add(grid)
+	p.NominalX(names...)
+	// Half a slot either side, so the outer bars do not touch the axes and
+	// the grid lines span the whole panel.
+	p.X.Min, p.X.Max = -0.5, float64(len(names))-0.5
+	if len(names) > 2 {
+		// Tilt long target names so neighbours do not overlap.
+		p.X.Tick.Label.Rotation = math.Pi / 9
+		p.X.Tick.Label.XAlign = draw.XRight
+		p.X.Tick.Label.YAlign = draw.YCenter
+	}
+	return p
+}
+
+func bars(vals plotter.Values, c color.Color, width, offset vg.Length) (*plotter.BarChart, error) {
+	b, err := plotter.NewBarChart(vals, width)
+	if err != nil {
+		return nil, err
+	}
+	b.Color = c
+	b.LineStyle.Width = 0
+	b.Offset = offset
+	return b, nil
+}
+
+// valueLabels writes each value just above its bar.
+func valueLabels(vals plotter.Values, offset vg.Length, format func(float64) string) (*plotter.Labels, error) {
+	xyl := plotter.XYLabels{XYs: make(plotter.XYs, len(vals)), Labels: make([]string, len(vals))}
+	for i, v := range vals {
+		xyl.XYs[i] = plotter.XY{X: float64(i), Y: v}
+		xyl.Labels[i] = format(v)
+	}
+	l, err := plotter.NewLabels(xyl)
+	if err != nil {
+		return nil, err
+	}
+	for i := range l.TextStyle {
+		l.TextStyle[i].XAlign = draw.XCenter
+		l.TextStyle[i].Font.Size = 9
+	}
+	l.Offset = vg.Point{X: offset, Y: vg.Points(2)}
+	return l, nil
+}
+
+// setYMax leaves headroom above the tallest bar for its label and the legend.
+func setYMax(p *plot.Plot, series ...plotter.Values) {
+	maxV := 0.0
+	for _, s := range series {
+		for _, v := range s {
+			maxV = math.Max(maxV, v)
+		}
+	}
+	if maxV <= 0 {
+		maxV = 1
+	}
+	p.Y.Max = maxV * 1.22
+}
+
+func fmtCount(v float64) string {
+	switch {
+	case math.Abs(v) >= 1000:
+		return fmt.Sprintf("%.1fk", v/1000)
+	default:
+		return fmt.Sprintf("%.0f", v)
+	}
+}
+
+func fmtLatency(v float64) string {
+	switch {
+	case v == 0:
+		return "0"
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 10:
+		return fmt.Sprintf("%.1f", v)
+	default:
+		return fmt.Sprintf("%.2f", v)
+	}
+}

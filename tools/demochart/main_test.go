@@ -1,0 +1,113 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const sample = `{
+  "node disk (fio)": {"read_iops": 19102, "write_iops": 8190, "read_latency_ms": 0.58, "write_latency_ms": 0.71, "memory_overhead_mib": 0},
+  "local PV": {"read_iops": 18234.5, "write_iops": 7812.3, "read_latency_ms": 0.61, "write_latency_ms": 0.74, "read_mib_s": 142.5},
+  "OpenEBS hostpath": {"read_iops": 17650, "write_iops": "7544", "read_latency_ms": 0.63, "memory_overhead_mib": 96, "some_future_key": true}
+}`
+
+func TestRunWritesSVGWithTargetNames(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "chart.svg")
+	var stderr bytes.Buffer
+	if err := run([]string{"-o", out}, strings.NewReader(sample), &stderr); err != nil {
+		t.Fatalf("run: %v (stderr: %s)", err, stderr.String())
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svg := string(b)
+	if !strings.HasPrefix(svg, "<?xml") || !strings.Contains(svg, "<svg") {
+		t.Fatalf("output is not SVG: %.200s", svg)
+	}
+	for _, want := range []string{
+		"local PV", "node disk (fio)", "OpenEBS hostpath",
+		"IOPS (operations/s)", "Mean latency (ms)", "Memory overhead (MiB)",
+		"read", "write", defaultTitle,
+	} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("SVG lacks %q", want)
+		}
+	}
+}
+
+func TestRunWritesPNG(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "chart.png")
+	if err := run([]string{"-o", out, "-title", "custom"}, strings.NewReader(sample), &bytes.Buffer{}); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")) {
+		t.Fatalf("output is not a PNG")
+	}
+}
+
+func TestParseChartData(t *testing.T) {
+	targets, err := ParseChartData(strings.NewReader(sample))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tg := range targets {
+		names = append(names, tg.Name)
+	}
+	if got, want := strings.Join(names, "|"), "OpenEBS hostpath|local PV|node disk (fio)"; got != want {
+		t.Errorf("order = %q, want %q (sorted by name)", got, want)
+	}
+	o := targets[0]
+	if o.WriteIOPS != 7544 || o.WriteLatencyMs != 0 || o.MemoryOverheadMiB != 96 {
+		t.Errorf("OpenEBS hostpath = %+v; want numeric string parsed and missing keys 0", o.Metrics)
+	}
+}
+
+func TestMalformedJSON(t *testing.T) {
+	for name, in := range map[string]string{
+		"truncated":     `{"local PV": {"read_iops": 1`,
+		"not an object": `[1, 2, 3]`,
+		"value a word":  `{"local PV": {"read_iops": "fast"}}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "chart.svg")
+			err := run([]string{"-o", out}, strings.NewReader(in), &bytes.Buffer{})
+			if err == nil {
+				t.Fatal("want an error for malformed JSON")
+			}
+			if !strings.Contains(err.Error(), "chart data: invalid JSON") {
+				t.Errorf("error %q does not say the JSON is invalid", err)
+			}
+			if _, statErr := os.Stat(out); !os.IsNotExist(statErr) {
+				t.Errorf("output file was written despite the error")
+			}
+		})
+	}
+}
+
+func TestInputAndFlagErrors(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct {
+		args []string
+		in   string
+		want string
+	}{
+		{nil, sample, "-o is required"},
+		{[]string{"-o", filepath.Join(dir, "a.svg")}, "", "empty input"},
+		{[]string{"-o", filepath.Join(dir, "b.svg")}, "{}", "no targets"},
+	}
+	for _, c := range cases {
+		err := run(c.args, strings.NewReader(c.in), &bytes.Buffer{})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("run(%q, %q) = %v, want error containing %q", c.args, c.in, err, c.want)
+		}
+	}
+}
