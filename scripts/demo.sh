@@ -55,6 +55,9 @@ up() {
 	"$TF" -chdir="$DEMO/work" apply -auto-approve -input=false
 	step "the comparison"
 	"$TF" -chdir="$DEMO/work" output -raw comparison
+	(cd tools/demochart && go build -trimpath -o "$ROOT/bin/demochart" .)
+	"$TF" -chdir="$DEMO/work" output -json chart_data | bin/demochart -o "$DEMO/chart.svg"
+	printf '\n\nThe same as a bar chart: %s\n' "$DEMO/chart.svg"
 	printf '\nRemove everything with: make demo-down\n'
 }
 
