@@ -57,11 +57,12 @@ func (c *Client) ReleaseFootprint(ctx context.Context, st *Status) (*Footprint, 
 }
 
 // SumPods adds up the container counts and resources of pods. Pods that
-// have finished (Succeeded or Failed) are skipped.
+// have finished (Succeeded or Failed) or are being deleted (the old pods of a
+// rollout) are skipped.
 func SumPods(pods []corev1.Pod) *Footprint {
 	fp := &Footprint{}
 	for _, p := range pods {
-		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed || p.DeletionTimestamp != nil {
 			continue
 		}
 		fp.Pods++

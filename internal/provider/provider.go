@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/backend"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/benchmark"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/k3smigration"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/localpv"
@@ -69,6 +70,7 @@ func (p *Provider) Resources(_ context.Context) []func() resource.Resource {
 		storageclass.NewResource,
 		localpv.NewResource,
 		k3smigration.NewResource,
+		backend.NewResource,
 	}
 }
 

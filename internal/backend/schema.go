@@ -1,0 +1,212 @@
+package backend
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/validate"
+)
+
+var footprintAttrTypes = map[string]attr.Type{
+	"pods":                    types.Int64Type,
+	"containers":              types.Int64Type,
+	"cpu_requests_millicores": types.Int64Type,
+	"memory_requests_bytes":   types.Int64Type,
+	"memory_limits_bytes":     types.Int64Type,
+	"memory_usage_bytes":      types.Int64Type,
+}
+
+var releaseNamePattern = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+
+// Schema describes clusterstorage_storage_backend.
+func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	lh, oe := engines[typeLonghorn], engines[typeOpenEBS]
+	replace := []planmodifier.String{stringplanmodifier.RequiresReplace()}
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "A storage system (Longhorn or OpenEBS) installed as a Helm release through the Helm SDK, with typed, " +
+			"version-aware settings. Installs and upgrades are atomic (a failed install is removed, a failed upgrade rolled back), " +
+			"a release left pending by an interrupted apply is repaired on the next apply, changes made with `helm` show as a diff, " +
+			"destroy refuses while claims of the backend's StorageClasses exist, and `footprint` reports what the backend's pods ask for.\n\n" +
+			fmt.Sprintf("Supported chart versions: Longhorn %s (default `%s`); OpenEBS %s (default `%s`).", lh.supportedText(), lh.Version, oe.supportedText(), oe.Version),
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				Computed: true, MarkdownDescription: "`<namespace>/<release_name>`.",
+				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"type": schema.StringAttribute{
+				Required:            true,
+				MarkdownDescription: "Storage system: `longhorn` or `openebs`. Changing it replaces the backend.",
+				Validators:          []validator.String{stringvalidator.OneOf(typeLonghorn, typeOpenEBS)},
+				PlanModifiers:       replace,
+			},
+			"repository": schema.StringAttribute{
+				Optional: true, Computed: true,
+				MarkdownDescription: fmt.Sprintf("Where the chart comes from: an http(s):// chart repository (default: `%s` for Longhorn, `%s` for OpenEBS), "+
+					"an `oci://` registry prefix, or empty with `chart` set to a local chart directory or `.tgz` (air-gapped installs).", lh.Repository, oe.Repository),
+			},
+			"chart": schema.StringAttribute{
+				Optional: true, Computed: true,
+				MarkdownDescription: "Chart name in the repository (default: `longhorn` / `openebs`), a full `oci://` reference, or a local chart path when `repository` is empty (`\"\"`).",
+			},
+			"version": schema.StringAttribute{
+				Optional: true, Computed: true,
+				MarkdownDescription: fmt.Sprintf("Chart version: an exact version or a constraint such as `~4.3` (default: `%s` for Longhorn, `%s` for OpenEBS). "+
+					"Only versions whose value keys the provider knows are accepted; `chart_version` reports the version installed.", lh.Version, oe.Version),
+			},
+			"namespace": schema.StringAttribute{
+				Optional: true, Computed: true,
+				MarkdownDescription: fmt.Sprintf("Namespace of the release (default: `%s` / `%s`). Changing it replaces the backend.", lh.Namespace, oe.Namespace),
+				Validators:          []validator.String{stringvalidator.RegexMatches(releaseNamePattern, "must be a DNS-1123 label")},
+				PlanModifiers:       replace,
+			},
+			"release_name": schema.StringAttribute{
+				Optional: true, Computed: true,
+				MarkdownDescription: fmt.Sprintf("Name of the Helm release (default: `%s` / `%s`). Changing it replaces the backend.", lh.ReleaseName, oe.ReleaseName),
+				Validators: []validator.String{
+					stringvalidator.RegexMatches(releaseNamePattern, "must be lower case letters, digits and `-`"),
+					stringvalidator.LengthAtMost(53),
+				},
+				PlanModifiers: replace,
+			},
+			"create_namespace": schema.BoolAttribute{
+				Optional: true, Computed: true, Default: booldefault.StaticBool(true),
+				MarkdownDescription: "Create the namespace when it does not exist (default: `true`). Destroy leaves the namespace in place.",
+			},
+			"repository_username": schema.StringAttribute{
+				Optional: true, MarkdownDescription: "User name for the chart repository or registry (basic auth).",
+			},
+			"repository_password": schema.StringAttribute{
+				Optional: true, Sensitive: true, MarkdownDescription: "Password or token for the chart repository or registry.",
+			},
+			"repository_ca_file": schema.StringAttribute{
+				Optional: true, MarkdownDescription: "PEM file of the CA that signed the repository's or registry's certificate.",
+			},
+			"repository_plain_http": schema.BoolAttribute{
+				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+				MarkdownDescription: "Talk to an `oci://` registry over plain http (default: `false`).",
+			},
+			"openebs": schema.SingleNestedAttribute{
+				Optional: true,
+				MarkdownDescription: "Typed OpenEBS settings (only with `type = \"openebs\"`), mapped onto the value keys of the chart version in use: " +
+					"4.0.x uses `mayastor.enabled`, `lvm-localpv.enabled`, `zfs-localpv.enabled`; 4.1 and later use `engines.replicated.mayastor.enabled`, " +
+					"`engines.local.lvm.enabled`, `engines.local.zfs.enabled`, `loki.enabled`, `alloy.enabled`. Left out: every setting takes its default.",
+				Attributes: map[string]schema.Attribute{
+					"mayastor_enabled": boolSetting(false, "Install Mayastor, the replicated NVMe-oF engine (needs 2 GiB of hugepages and `nvme_tcp` on every storage node)"),
+					"lvm_enabled":      boolSetting(false, "Install the LVM LocalPV engine"),
+					"zfs_enabled":      boolSetting(false, "Install the ZFS LocalPV engine"),
+					"loki_enabled":     boolSetting(false, "Install the chart's Loki log store (charts 4.1 and later only)"),
+					"alloy_enabled":    boolSetting(false, "Install the chart's Alloy log collector (charts 4.1 and later only)"),
+					"hostpath_base_path": schema.StringAttribute{
+						Optional: true, Computed: true, Default: stringdefault.StaticString(defaultHostpathBasePath),
+						MarkdownDescription: "Directory on each node under which hostpath volumes are made (`localpv-provisioner.hostpathClass.basePath`; default: `" + defaultHostpathBasePath + "`).",
+						Validators:          []validator.String{stringvalidator.RegexMatches(regexp.MustCompile(`^/`), "must be an absolute path")},
+					},
+					"hostpath_class_name": schema.StringAttribute{
+						Optional: true, Computed: true, Default: stringdefault.StaticString(defaultHostpathClassName),
+						MarkdownDescription: "Name of the hostpath StorageClass (`localpv-provisioner.hostpathClass.name`; default: `" + defaultHostpathClassName + "`).",
+						Validators:          []validator.String{validate.DNSSubdomain()},
+					},
+					"hostpath_default_class": boolSetting(false, "Make the hostpath StorageClass the cluster's default class (`localpv-provisioner.hostpathClass.isDefaultClass`)"),
+				},
+			},
+			"longhorn": schema.SingleNestedAttribute{
+				Optional: true,
+				MarkdownDescription: "Typed Longhorn settings (only with `type = \"longhorn\"`), mapped onto the chart's `persistence.*` and " +
+					"`defaultSettings.*` keys (settings are passed as strings). Left out: every setting takes its default.",
+				Attributes: map[string]schema.Attribute{
+					"default_replica_count": schema.Int64Attribute{
+						Optional: true, Computed: true, Default: int64default.StaticInt64(defaultLonghornReplicas),
+						MarkdownDescription: "Replicas of each volume, for both the default `longhorn` class (`persistence.defaultClassReplicaCount`) and the " +
+							"`default-replica-count` setting: 1 to 20 (default: `3`). Use `1` on a single-node cluster.",
+						Validators: []validator.Int64{int64validator.Between(1, 20)},
+					},
+					"default_data_locality": schema.StringAttribute{
+						Optional: true, Computed: true, Default: stringdefault.StaticString(defaultLonghornLocality),
+						MarkdownDescription: "Data locality of the default class and setting: `disabled`, `best-effort` or `strict-local` (default: `disabled`).",
+						Validators:          []validator.String{stringvalidator.OneOf("disabled", "best-effort", "strict-local")},
+					},
+					"default_data_path": schema.StringAttribute{
+						Optional: true, Computed: true, Default: stringdefault.StaticString(defaultLonghornDataPath),
+						MarkdownDescription: "Where Longhorn keeps replica data on each node (`defaultSettings.defaultDataPath`; default: `" + defaultLonghornDataPath + "`).",
+						Validators:          []validator.String{stringvalidator.RegexMatches(regexp.MustCompile(`^/`), "must be an absolute path")},
+					},
+					"default_class": boolSetting(true, "Make the `longhorn` StorageClass the cluster's default class (`persistence.defaultClass`)"),
+					"ui_enabled":    boolSetting(true, "Run the Longhorn UI (`false` sets `longhornUI.replicas` to 0)"),
+				},
+			},
+			"values": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "Raw chart values as a YAML document, applied after the typed settings. A value that contradicts a typed setting " +
+					"is an error at plan: change the typed setting instead.",
+			},
+			"set": schema.ListNestedAttribute{
+				Optional:            true,
+				MarkdownDescription: "Single values, like `helm --set`, applied after `values`. A value that contradicts a typed setting is an error at plan.",
+				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"name": schema.StringAttribute{
+						Required: true, MarkdownDescription: "Value path, e.g. `longhornManager.tolerations[0].key` (`\\\\.` for a literal dot).",
+						Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
+					},
+					"value": schema.StringAttribute{Required: true, MarkdownDescription: "The value."},
+					"type": schema.StringAttribute{
+						Optional: true, Computed: true, Default: stringdefault.StaticString("auto"),
+						MarkdownDescription: "`auto` types `true`, `false`, `null` and integers as helm does; `string` keeps the value a string (default: `auto`).",
+						Validators:          []validator.String{stringvalidator.OneOf("auto", "string")},
+					},
+				}},
+			},
+			"wait": schema.BoolAttribute{
+				Optional: true, Computed: true, Default: booldefault.StaticBool(true),
+				MarkdownDescription: "Wait until every workload of the release is ready (and its Jobs complete) within the create or update timeout " +
+					"(default: `true`). Without it, install and upgrade are not atomic.",
+			},
+			"force_destroy": schema.BoolAttribute{
+				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+				MarkdownDescription: "Uninstall even while PersistentVolumeClaims of the backend's StorageClasses exist (default: `false`: destroy refuses and lists them).",
+			},
+			"status":        schema.StringAttribute{Computed: true, MarkdownDescription: "Status of the release: `deployed`, `failed`, `pending-install`, ..."},
+			"revision":      schema.Int64Attribute{Computed: true, MarkdownDescription: "Revision of the release."},
+			"chart_version": schema.StringAttribute{Computed: true, MarkdownDescription: "Version of the chart installed."},
+			"app_version":   schema.StringAttribute{Computed: true, MarkdownDescription: "Version of the application the chart installs."},
+			"storage_classes": schema.ListAttribute{
+				Computed: true, ElementType: types.StringType,
+				MarkdownDescription: "StorageClasses the release creates (including Longhorn's class rendered from its ConfigMap).",
+			},
+			"footprint": schema.SingleNestedAttribute{
+				Computed:            true,
+				MarkdownDescription: "What the pods of the release's Deployments, DaemonSets and StatefulSets ask for and use, summed over running pods (init containers excluded).",
+				Attributes: map[string]schema.Attribute{
+					"pods":                    schema.Int64Attribute{Computed: true, MarkdownDescription: "Pods."},
+					"containers":              schema.Int64Attribute{Computed: true, MarkdownDescription: "Containers of those pods."},
+					"cpu_requests_millicores": schema.Int64Attribute{Computed: true, MarkdownDescription: "Sum of CPU requests, in millicores."},
+					"memory_requests_bytes":   schema.Int64Attribute{Computed: true, MarkdownDescription: "Sum of memory requests, in bytes."},
+					"memory_limits_bytes":     schema.Int64Attribute{Computed: true, MarkdownDescription: "Sum of memory limits, in bytes (containers without a limit add nothing)."},
+					"memory_usage_bytes":      schema.Int64Attribute{Computed: true, MarkdownDescription: "Working-set memory from the metrics API (`metrics.k8s.io`); null when the cluster does not serve it."},
+				},
+			},
+			"timeouts": timeouts.Attributes(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
+		},
+	}
+}
+
+func boolSetting(def bool, what string) schema.BoolAttribute {
+	return schema.BoolAttribute{
+		Optional: true, Computed: true, Default: booldefault.StaticBool(def),
+		MarkdownDescription: fmt.Sprintf("%s (default: `%t`).", what, def),
+	}
+}

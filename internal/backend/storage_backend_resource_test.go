@@ -1,0 +1,170 @@
+package backend_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/acctest"
+)
+
+const addr = "clusterstorage_storage_backend.test"
+
+// openebs renders an OpenEBS backend from the fixture repository; settings go inside the
+// openebs block, extra at the resource's top level.
+func (f *fixture) openebs(version, settings, extra string) string {
+	return acctest.ProviderConfig() + fmt.Sprintf(`
+resource "clusterstorage_storage_backend" "test" {
+  type       = "openebs"
+  repository = %q
+  version    = %q
+  namespace  = %q
+  openebs = {
+%s
+  }
+%s
+}
+`, f.repo, version, f.ns, settings, extra)
+}
+
+func TestAccStorageBackend_openebsLifecycle(t *testing.T) {
+	f := newFixture(t)
+	class := acctest.RandomName("acc-hostpath")
+	base1, base2 := t.TempDir(), t.TempDir()
+	settings := func(base string, mayastor bool) string {
+		return fmt.Sprintf("    hostpath_class_name = %q\n    hostpath_base_path = %q\n    mayastor_enabled = %t", class, base, mayastor)
+	}
+
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		CheckDestroy:             f.checkReleaseGone("openebs"),
+		Steps: []resource.TestStep{
+			{
+				Config: f.openebs("4.3.0", settings(base1, false), ""),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("id"), knownvalue.StringExact(f.ns+"/openebs")),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("status"), knownvalue.StringExact("deployed")),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("revision"), knownvalue.Int64Exact(1)),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("chart_version"), knownvalue.StringExact("4.3.0")),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("release_name"), knownvalue.StringExact("openebs")),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("storage_classes"), knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact(class)})),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("footprint").AtMapKey("pods"), knownvalue.Int64Exact(1)),
+				},
+				Check: resource.ComposeTestCheckFunc(
+					f.checkFootprint(addr),
+					f.checkClassBasePath(class, base1),
+					// loki and alloy are off by default; so are the engines.
+					f.checkAbsent("StatefulSet", "openebs-loki"),
+					f.checkAbsent("DaemonSet", "openebs-alloy"),
+					f.checkAbsent("DaemonSet", "openebs-io-engine"),
+				),
+			},
+			{
+				// A typed setting changes in place (helm upgrade).
+				Config: f.openebs("4.3.0", settings(base2, false), ""),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("revision"), knownvalue.Int64Exact(2)),
+				},
+				Check: f.checkClassBasePath(class, base2),
+			},
+			{
+				// Mayastor renders its io-engine DaemonSet and StorageClass.
+				Config: f.openebs("4.3.0", settings(base2, true), ""),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("storage_classes"), knownvalue.ListExact([]knownvalue.Check{
+						knownvalue.StringExact(class), knownvalue.StringExact("mayastor-single-replica"),
+					})),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("footprint").AtMapKey("pods"), knownvalue.Int64Exact(2)),
+				},
+				Check: resource.ComposeTestCheckFunc(f.checkPresent("DaemonSet", "openebs-io-engine"), f.checkFootprint(addr)),
+			},
+			{
+				ResourceName:            addr,
+				ImportState:             true,
+				ImportStateId:           f.ns + "/openebs",
+				ImportStateVerify:       true,
+				ImportStateVerifyIgnore: []string{"repository", "timeouts"},
+			},
+			{
+				// The 4.0 layout: the same typed settings land on the subcharts' own keys.
+				Config: f.openebs("4.0.1", settings(base2, true), ""),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("chart_version"), knownvalue.StringExact("4.0.1")),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("storage_classes"), knownvalue.ListExact([]knownvalue.Check{
+						knownvalue.StringExact(class), knownvalue.StringExact("mayastor-single-replica"),
+					})),
+				},
+				Check: resource.ComposeTestCheckFunc(
+					f.checkPresent("DaemonSet", "openebs-io-engine"),
+					f.checkAbsent("DaemonSet", "openebs-lvm-localpv-node"),
+					f.checkAbsent("DaemonSet", "openebs-zfs-localpv-node"),
+				),
+			},
+		},
+	})
+}
+
+func (f *fixture) checkClassBasePath(class, base string) func(*terraform.State) error {
+	return func(*terraform.State) error {
+		sc, err := f.client.StorageV1().StorageClasses().Get(context.Background(), class, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if cfg := sc.Annotations["cas.openebs.io/config"]; !strings.Contains(cfg, fmt.Sprintf("%q", base)) {
+			return fmt.Errorf("class %s has config %q, want BasePath %s", class, cfg, base)
+		}
+		return nil
+	}
+}
+
+func (f *fixture) getWorkload(kind, name string) error {
+	ctx := context.Background()
+	var err error
+	switch kind {
+	case "DaemonSet":
+		_, err = f.client.AppsV1().DaemonSets(f.ns).Get(ctx, name, metav1.GetOptions{})
+	case "StatefulSet":
+		_, err = f.client.AppsV1().StatefulSets(f.ns).Get(ctx, name, metav1.GetOptions{})
+	default:
+		_, err = f.client.AppsV1().Deployments(f.ns).Get(ctx, name, metav1.GetOptions{})
+	}
+	return err
+}
+
+func (f *fixture) checkAbsent(kind, name string) func(*terraform.State) error {
+	return func(*terraform.State) error {
+		if err := f.getWorkload(kind, name); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("%s %s/%s: want not found, got %v", kind, f.ns, name, err)
+		}
+		return nil
+	}
+}
+
+func (f *fixture) checkPresent(kind, name string) func(*terraform.State) error {
+	return func(*terraform.State) error {
+		if err := f.getWorkload(kind, name); err != nil {
+			return fmt.Errorf("%s %s/%s: %v", kind, f.ns, name, err)
+		}
+		return nil
+	}
+}
