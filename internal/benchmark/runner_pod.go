@@ -176,8 +176,8 @@ func (r podRun) Run(ctx context.Context) (out []byte, runErr, cleanupErr error) 
 	}
 	err = kube.Poll(ctx, pollInterval, 30*time.Second, "the log of pod "+ns+"/"+r.name(), func(ctx context.Context) (bool, string, error) {
 		out, err = r.Client.CoreV1().Pods(ns).GetLogs(r.name(), &corev1.PodLogOptions{Container: containerName}).DoRaw(ctx)
-		if transient(err) {
-			return false, err.Error(), nil
+		if ctx.Err() != nil || transient(err) {
+			return false, fmt.Sprint(err), nil
 		}
 		if err != nil {
 			return false, "", err
@@ -230,6 +230,8 @@ func (r podRun) wait(ctx context.Context) (*corev1.Pod, error) {
 	err := kube.Poll(ctx, pollInterval, time.Until(deadline(ctx)), "pod "+r.Target.Namespace+"/"+r.name()+" to finish", func(ctx context.Context) (bool, string, error) {
 		p, err := r.Client.CoreV1().Pods(r.Target.Namespace).Get(ctx, r.name(), metav1.GetOptions{})
 		switch {
+		case ctx.Err() != nil:
+			return false, "", nil // Poll reports the cancellation or the timeout
 		case kube.IsNotFound(err):
 			return false, "", fmt.Errorf("pod %s/%s was deleted while fio ran", r.Target.Namespace, r.name())
 		case transient(err):
