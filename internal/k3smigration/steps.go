@@ -283,21 +283,21 @@ func Migrate(ctx context.Context, host *node.Host, spec Spec, hooks Hooks) (Resu
 			if err := writeConfig(ctx, host, spec.ConfigFile, content); err != nil {
 				return err
 			}
-			if _, err := host.Run(ctx, node.Script(renameScript, spec.Source, backup)); err != nil {
+			if _, err := runOn(ctx, host, node.Script(renameScript, spec.Source, backup)); err != nil {
 				return errors.Join(err, restoreConfig(ctx, host, spec.ConfigFile, originalConfig, configExisted))
 			}
 			return nil
 		case MethodBindMount:
-			if _, err := host.Run(ctx, node.Script(bindSwitchScript, spec.Source, spec.Target, backup)); err != nil {
+			if _, err := runOn(ctx, host, node.Script(bindSwitchScript, spec.Source, spec.Target, backup)); err != nil {
 				return err
 			}
 			if err := addFstab(ctx, host, spec.FstabFile, spec.Target, spec.Source); err != nil {
-				_, undoErr := host.Run(ctx, node.Script(undoSwitchScript, spec.Source, spec.Target, backup))
+				_, undoErr := runOn(ctx, host, node.Script(undoSwitchScript, spec.Source, spec.Target, backup))
 				return errors.Join(err, undoErr)
 			}
 			return nil
 		default:
-			_, err := host.Run(ctx, node.Script(symlinkSwitchScript, spec.Source, spec.Target, backup))
+			_, err := runOn(ctx, host, node.Script(symlinkSwitchScript, spec.Source, spec.Target, backup))
 			return err
 		}
 	}
@@ -308,12 +308,12 @@ func Migrate(ctx context.Context, host *node.Host, spec Spec, hooks Hooks) (Resu
 		}
 		if spec.Method == MethodConfig {
 			errs = append(errs, restoreConfig(ctx, host, spec.ConfigFile, originalConfig, configExisted))
-			if _, err := host.Run(ctx, node.Script(renameScript, backup, spec.Source)); err != nil && !sourceIsDir(ctx, host, spec.Source) {
+			if _, err := runOn(ctx, host, node.Script(renameScript, backup, spec.Source)); err != nil && !sourceIsDir(ctx, host, spec.Source) {
 				errs = append(errs, err)
 			}
 			return errors.Join(errs...)
 		}
-		_, err := host.Run(ctx, node.Script(undoSwitchScript, spec.Source, spec.Target, backup))
+		_, err := runOn(ctx, host, node.Script(undoSwitchScript, spec.Source, spec.Target, backup))
 		return errors.Join(append(errs, err)...)
 	}
 
@@ -322,7 +322,7 @@ func Migrate(ctx context.Context, host *node.Host, spec Spec, hooks Hooks) (Resu
 	}
 	if !spec.KeepBackup {
 		tflog.Info(ctx, "removing the original directory (keep_backup = false)", map[string]any{"path": backup})
-		if _, err := host.Run(ctx, node.Script(removeTreeScript, backup, spec.Source)); err != nil {
+		if _, err := runOn(ctx, host, node.Script(removeTreeScript, backup, spec.Source)); err != nil {
 			m.result.Warnings = append(m.result.Warnings, fmt.Sprintf("The original directory %s could not be removed: %v", backup, err))
 		} else {
 			m.result.BackupPath = ""
@@ -371,11 +371,11 @@ func Restore(ctx context.Context, host *node.Host, spec Spec, hooks Hooks) (Resu
 			if err := writeConfig(ctx, host, spec.ConfigFile, content); err != nil {
 				return err
 			}
-			if _, err := host.Run(ctx, node.Script(renameScript, staging, spec.Source)); err != nil {
+			if _, err := runOn(ctx, host, node.Script(renameScript, staging, spec.Source)); err != nil {
 				return errors.Join(err, restoreConfig(ctx, host, spec.ConfigFile, currentConfig, configExisted))
 			}
 		default:
-			if _, err := host.Run(ctx, node.Script(undoSwitchScript, spec.Source, spec.Target, staging)); err != nil {
+			if _, err := runOn(ctx, host, node.Script(undoSwitchScript, spec.Source, spec.Target, staging)); err != nil {
 				return err
 			}
 			if spec.Method == MethodBindMount {
@@ -384,7 +384,7 @@ func Restore(ctx context.Context, host *node.Host, spec Spec, hooks Hooks) (Resu
 				}
 			}
 		}
-		_, err := host.Run(ctx, node.NewCommand("rm", "-f", "--", path.Join(spec.Source, MarkerName)))
+		_, err := runOn(ctx, host, node.NewCommand("rm", "-f", "--", path.Join(spec.Source, MarkerName)))
 		return err
 	}
 	m.undo = func(ctx context.Context) error {
@@ -392,17 +392,17 @@ func Restore(ctx context.Context, host *node.Host, spec Spec, hooks Hooks) (Resu
 		case MethodConfig:
 			errs := []error{restoreConfig(ctx, host, spec.ConfigFile, currentConfig, configExisted)}
 			if sourceIsDir(ctx, host, spec.Source) {
-				_, err := host.Run(ctx, node.Script(renameScript, spec.Source, staging))
+				_, err := runOn(ctx, host, node.Script(renameScript, spec.Source, staging))
 				errs = append(errs, err)
 			}
 			return errors.Join(errs...)
 		case MethodBindMount:
-			if _, err := host.Run(ctx, node.Script(bindSwitchScript, spec.Source, spec.Target, staging)); err != nil {
+			if _, err := runOn(ctx, host, node.Script(bindSwitchScript, spec.Source, spec.Target, staging)); err != nil {
 				return err
 			}
 			return addFstab(ctx, host, spec.FstabFile, spec.Target, spec.Source)
 		default:
-			_, err := host.Run(ctx, node.Script(symlinkSwitchScript, spec.Source, spec.Target, staging))
+			_, err := runOn(ctx, host, node.Script(symlinkSwitchScript, spec.Source, spec.Target, staging))
 			return err
 		}
 	}
@@ -411,7 +411,7 @@ func Restore(ctx context.Context, host *node.Host, spec Spec, hooks Hooks) (Resu
 	}
 	if !spec.KeepBackup {
 		tflog.Info(ctx, "removing the migrated copy (keep_backup = false)", map[string]any{"path": spec.Target})
-		if _, err := host.Run(ctx, node.Script(removeCopyScript, spec.Target, MarkerName, spec.Source)); err != nil {
+		if _, err := runOn(ctx, host, node.Script(removeCopyScript, spec.Target, MarkerName, spec.Source)); err != nil {
 			m.result.Warnings = append(m.result.Warnings, fmt.Sprintf("The migrated copy %s could not be removed: %v", spec.Target, err))
 		}
 	}
@@ -571,7 +571,7 @@ func (m *move) preflight(ctx context.Context, from, to string) (preflightInfo, e
 			"use switch_method = \"symlink\" or \"bind_mount\", or move the setting into the config file", service, service, m.spec.ConfigFile)
 	}
 
-	res, err := m.host.Run(ctx, node.Script(preflightScript, from, to, MarkerName))
+	res, err := runOn(ctx, m.host, node.Script(preflightScript, from, to, MarkerName))
 	if err != nil {
 		return info, err
 	}
@@ -640,7 +640,7 @@ func (m *move) preflight(ctx context.Context, from, to string) (preflightInfo, e
 
 // detectService finds the k3s unit, returning it and the unit texts by name.
 func (m *move) detectService(ctx context.Context) (string, map[string]string, error) {
-	res, err := m.host.Run(ctx, node.Script(servicesScript))
+	res, err := runOn(ctx, m.host, node.Script(servicesScript))
 	if err != nil {
 		return "", nil, err
 	}
@@ -693,7 +693,7 @@ func (m *move) detectService(ctx context.Context) (string, map[string]string, er
 // copy runs rsync from live to dest. While k3s runs, files vanishing mid-copy (rsync exit 24) are
 // expected.
 func (m *move) copy(ctx context.Context, running bool) error {
-	res, err := m.host.Exec(ctx, node.Script(copyScript, m.live, m.dest, MarkerName), node.ExecOptions{})
+	res, err := runOn(ctx, m.host, node.Script(copyScript, m.live, m.dest, MarkerName))
 	var exitErr *node.ExitError
 	if errors.As(err, &exitErr) {
 		switch {
@@ -724,7 +724,7 @@ func (m *move) stop(ctx context.Context, dirs ...string) error {
 	dir := dirs[0]
 	stopCtx, cancel := context.WithTimeout(ctx, m.spec.StopTimeout)
 	defer cancel()
-	res, err := m.host.Run(stopCtx, node.Script(stopScript, append([]string{m.service}, dirs...)...))
+	res, err := runOn(stopCtx, m.host, node.Script(stopScript, append([]string{m.service}, dirs...)...))
 	if err != nil {
 		return fmt.Errorf("stopping %s: %w", m.service, err)
 	}
@@ -753,7 +753,7 @@ func (m *move) stop(ctx context.Context, dirs ...string) error {
 		for _, pid := range kill {
 			args = append(args, strconv.Itoa(pid))
 		}
-		if res, err = m.host.Run(stopCtx, node.Script(killScript, append(args, dirs...)...)); err != nil {
+		if res, err = runOn(stopCtx, m.host, node.Script(killScript, append(args, dirs...)...)); err != nil {
 			return fmt.Errorf("stopping containerd shims: %w", err)
 		}
 		look = parseLook(res.Stdout, dirs)
@@ -762,7 +762,7 @@ func (m *move) stop(ctx context.Context, dirs ...string) error {
 	if len(look.mounts) > 0 {
 		tflog.Info(ctx, "unmounting below the data dir", map[string]any{"mount_points": look.mounts})
 		args := append([]string{m.service, strconv.Itoa(len(look.mounts))}, look.mounts...)
-		if res, err = m.host.Run(stopCtx, node.Script(umountScript, append(args, dirs...)...)); err != nil {
+		if res, err = runOn(stopCtx, m.host, node.Script(umountScript, append(args, dirs...)...)); err != nil {
 			return fmt.Errorf("unmounting below %s: %w", dir, err)
 		}
 		look = parseLook(res.Stdout, dirs)
@@ -827,7 +827,7 @@ func (m *move) verify(ctx context.Context) error {
 	wg.Add(3)
 	go func() {
 		defer wg.Done()
-		diff, diffErr = m.host.Run(ctx, node.Script(diffScript, m.live, m.dest, MarkerName))
+		diff, diffErr = runOn(ctx, m.host, node.Script(diffScript, m.live, m.dest, MarkerName))
 	}()
 	go func() { defer wg.Done(); a, errA = m.manifest(ctx, m.live) }()
 	go func() { defer wg.Done(); b, errB = m.manifest(ctx, m.dest) }()
@@ -868,7 +868,7 @@ type manifest struct {
 }
 
 func (m *move) manifest(ctx context.Context, dir string) (manifest, error) {
-	res, err := m.host.Run(ctx, node.Script(manifestScript, dir, MarkerName))
+	res, err := runOn(ctx, m.host, node.Script(manifestScript, dir, MarkerName))
 	if err != nil {
 		return manifest{}, fmt.Errorf("listing %s: %w", dir, err)
 	}
@@ -879,7 +879,7 @@ func (m *move) manifest(ctx context.Context, dir string) (manifest, error) {
 func (m *move) start(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, m.spec.HealthTimeout)
 	defer cancel()
-	if _, err := m.host.Run(ctx, node.NewCommand("systemctl", "start", m.service)); err != nil {
+	if _, err := runOn(ctx, m.host, node.NewCommand("systemctl", "start", m.service)); err != nil {
 		return fmt.Errorf("systemctl start %s: %w", m.service, err)
 	}
 	return nil
@@ -891,7 +891,7 @@ func (m *move) healthy(ctx context.Context, since time.Time) error {
 	defer cancel()
 	reason := ""
 	for {
-		res, _ := m.host.Run(ctx, node.NewCommand("systemctl", "is-active", m.service)) //nolint:errcheck // is-active exits non-zero when not active; the output says why.
+		res, _ := runOn(ctx, m.host, node.NewCommand("systemctl", "is-active", m.service)) //nolint:errcheck // is-active exits non-zero when not active; the output says why.
 		state := ""
 		if res != nil {
 			state = strings.TrimSpace(string(res.Stdout))
@@ -939,7 +939,7 @@ func ReadState(ctx context.Context, host *node.Host, spec Spec) (State, error) {
 }
 
 func readState(ctx context.Context, host *node.Host, spec Spec) (state, error) {
-	res, err := host.Run(ctx, node.Script(stateScript, spec.Source, spec.Target))
+	res, err := runOn(ctx, host, node.Script(stateScript, spec.Source, spec.Target))
 	if err != nil {
 		return state{}, err
 	}
@@ -997,7 +997,7 @@ func writeConfig(ctx context.Context, host *node.Host, p string, content []byte)
 // restoreConfig puts back the configuration file as it was (removing it when it did not exist).
 func restoreConfig(ctx context.Context, host *node.Host, p string, content []byte, existed bool) error {
 	if !existed {
-		_, err := host.Run(ctx, node.NewCommand("rm", "-f", "--", p))
+		_, err := runOn(ctx, host, node.NewCommand("rm", "-f", "--", p))
 		return err
 	}
 	return host.WriteFile(ctx, p, content, 0o600)
@@ -1032,4 +1032,36 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// scriptNames name this package's scripts in errors, which would otherwise show their whole text.
+var scriptNames = map[string]string{
+	preflightScript: "preflight checks", servicesScript: "k3s unit detection", copyScript: "rsync copy", diffScript: "rsync comparison",
+	manifestScript: "listing and checksums", stopScript: "stop and k3s-killall.sh", killScript: "stopping containerd shims",
+	umountScript: "unmounting", symlinkSwitchScript: "symlink switch", renameScript: "rename", bindSwitchScript: "bind mount switch",
+	undoSwitchScript: "undoing the switch", stateScript: "state check", removeTreeScript: "removing the backup", removeCopyScript: "removing the copy",
+}
+
+// remoteError is a node command's error with the command's script replaced by its name.
+type remoteError struct {
+	msg string
+	err error
+}
+
+func (e *remoteError) Error() string { return e.msg }
+func (e *remoteError) Unwrap() error { return e.err }
+
+// runOn runs cmd on host; an error names one of this package's scripts instead of quoting it.
+func runOn(ctx context.Context, host *node.Host, cmd node.Command) (*node.Result, error) {
+	res, err := host.Run(ctx, cmd)
+	if err == nil {
+		return res, nil
+	}
+	argv := cmd.Argv()
+	if len(argv) > 2 && argv[0] == "sh" && argv[1] == "-c" {
+		if name, ok := scriptNames[argv[2]]; ok {
+			return res, &remoteError{msg: strings.ReplaceAll(err.Error(), cmd.String(), "("+name+")"), err: err}
+		}
+	}
+	return res, err
 }
