@@ -294,6 +294,7 @@ func (r *Resource) Create(ctx context.Context, req resource.CreateRequest, resp 
 	}
 	observe(ctx, hc, &plan, st, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateDrift, nil)...)
 }
 
 // Read compares the live release with state: a missing release is removed from state, a
@@ -435,6 +436,7 @@ func (r *Resource) Update(ctx context.Context, req resource.UpdateRequest, resp 
 	}
 	observe(ctx, hc, &plan, st, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateDrift, nil)...)
 }
 
 // prepareLonghornClassChange deletes the `longhorn` StorageClass before an upgrade that changes

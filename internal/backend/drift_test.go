@@ -1,0 +1,105 @@
+package backend_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/acctest"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/helm"
+)
+
+// TestAccStorageBackend_rawValuesAndDrift: raw values and set entries reach the chart, one that
+// contradicts a typed setting fails the plan, and an upgrade or uninstall made with Helm outside
+// Terraform shows in the next plan.
+func TestAccStorageBackend_rawValuesAndDrift(t *testing.T) {
+	f := newFixture(t)
+	class := acctest.RandomName("acc-hostpath")
+	typed := fmt.Sprintf("    hostpath_class_name = %q", class)
+	raw := `
+  values = <<-EOT
+    localpv-provisioner:
+      localpv:
+        resources:
+          requests:
+            cpu: 15m
+  EOT
+  set = [{ name = "localpv-provisioner.localpv.resources.requests.memory", value = "40Mi" }]
+`
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		CheckDestroy:             f.checkReleaseGone("openebs"),
+		Steps: []resource.TestStep{
+			{
+				Config: f.openebs("4.3.0", typed, `
+  values = <<-EOT
+    engines:
+      replicated:
+        mayastor:
+          enabled: true
+  EOT
+`),
+				ExpectError: acctest.ErrorWords("values sets engines.replicated.mayastor.enabled to true, but the typed setting asks for false"),
+			},
+			{
+				Config:      f.openebs("4.3.0", typed, `set = [{ name = "engines.local.lvm.enabled", value = "true" }]`),
+				ExpectError: acctest.ErrorWords("set[engines.local.lvm.enabled] sets engines.local.lvm.enabled to true"),
+			},
+			{
+				Config: f.openebs("4.3.0", typed, raw),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("footprint").AtMapKey("cpu_requests_millicores"), knownvalue.Int64Exact(15)),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("footprint").AtMapKey("memory_requests_bytes"), knownvalue.Int64Exact(40<<20)),
+				},
+				Check: f.checkFootprint(addr),
+			},
+			{
+				// helm upgrade outside Terraform: the plan upgrades the release back.
+				PreConfig: func() {
+					_, err := f.helm.SetValues(context.Background(), "openebs", f.ns, func(v map[string]any) {
+						v["localpv-provisioner"].(map[string]any)["localpv"].(map[string]any)["resources"] = map[string]any{"requests": map[string]any{"cpu": "25m"}}
+					}, true, time.Minute)
+					if err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: f.openebs("4.3.0", typed, raw),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("revision"), knownvalue.Int64Exact(3)),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("footprint").AtMapKey("cpu_requests_millicores"), knownvalue.Int64Exact(15)),
+				},
+			},
+			{
+				// helm uninstall outside Terraform: the plan installs it again.
+				PreConfig: func() {
+					if err := f.helm.Uninstall(context.Background(), "openebs", f.ns, helm.UninstallOptions{Wait: true, Timeout: time.Minute}); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: f.openebs("4.3.0", typed, raw),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionCreate),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("revision"), knownvalue.Int64Exact(1)),
+				},
+			},
+			{
+				// Unsupported versions fail at plan, saying which are supported.
+				Config:      f.openebs("4.6.1", typed, raw),
+				ExpectError: acctest.ErrorWords("openebs chart version 4.6.1 is not supported"),
+			},
+		},
+	})
+}
