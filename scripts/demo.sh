@@ -31,6 +31,7 @@ ssh_key_path     = "$DEMO/ssh/client_ed25519"
 known_hosts_path = "$DEMO/ssh/known_hosts"
 data_dir         = "$DEMO/disks"
 fio_image        = "localhost/clusterstorage/fio:3.33"
+openebs_chart    = "$DEMO/charts/openebs-4.3.0"
 VARS
 }
 
@@ -47,9 +48,9 @@ up() {
 	start_sshd "$DEMO/ssh" "$SSH_PORT"
 	mkdir -p "$DEMO/work" "$DEMO/disks"
 	cp examples/quickstart/*.tf "$DEMO/work/"
-	if [[ -d internal/acctest/testdata/charts ]]; then
-		rm -rf "$DEMO/charts" && cp -r internal/acctest/testdata/charts "$DEMO/charts"
-	fi
+	# The fixture OpenEBS chart: the real chart's value keys and StorageClass, with a real
+	# hostPath provisioner built from source (no registry is reachable here).
+	rm -rf "$DEMO/charts" && cp -r internal/acctest/testdata/charts "$DEMO/charts"
 	write_vars
 	step "terraform apply (fio runs for each target; progress below)"
 	"$TF" -chdir="$DEMO/work" apply -auto-approve -input=false

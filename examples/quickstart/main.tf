@@ -1,6 +1,7 @@
 # The quickstart reproduces the seed article's comparison on one node: the same fio job
-# (8k random I/O, 70 % reads, iodepth 16) against a local PersistentVolume and against the
-# node's disk directly, as outputs and a check block.
+# (8k random I/O, 70 % reads, iodepth 16) against a local PersistentVolume, against OpenEBS's
+# dynamic hostpath class, and against the node's disk directly, as outputs and a check block.
+# The three runs follow each other (depends_on) so they do not share the disk.
 
 terraform {
   required_providers {
@@ -42,6 +43,21 @@ resource "clusterstorage_local_pv" "disk" {
   storage_class_name = clusterstorage_storage_class.local.name
 }
 
+# OpenEBS, hostpath engine only (Mayastor, LVM, ZFS and the log add-ons off), from a chart on
+# disk. A real cluster would leave repository and chart at their defaults
+# (https://openebs.github.io/openebs).
+resource "clusterstorage_storage_backend" "openebs" {
+  type       = "openebs"
+  repository = ""
+  chart      = var.openebs_chart
+  openebs = {
+    hostpath_base_path = "${var.data_dir}/openebs"
+  }
+  timeouts = {
+    create = "5m"
+  }
+}
+
 locals {
   job = {
     profile = "database"
@@ -62,6 +78,19 @@ data "clusterstorage_storage_benchmark" "local_pv" {
   depends_on = [clusterstorage_local_pv.disk]
 }
 
+# fio in a pod, on a dynamically provisioned OpenEBS hostpath volume.
+data "clusterstorage_storage_benchmark" "openebs_hostpath" {
+  storage_class     = clusterstorage_storage_backend.openebs.storage_classes[0]
+  node              = var.node
+  profile           = local.job.profile
+  runtime           = local.job.runtime
+  image             = var.fio_image
+  image_pull_policy = "IfNotPresent"
+  host_network      = true
+
+  depends_on = [data.clusterstorage_storage_benchmark.local_pv]
+}
+
 # fio over SSH, straight on the node's disk: the baseline.
 data "clusterstorage_storage_benchmark" "node_path" {
   node      = var.node
@@ -69,7 +98,7 @@ data "clusterstorage_storage_benchmark" "node_path" {
   profile   = local.job.profile
   runtime   = local.job.runtime
 
-  depends_on = [clusterstorage_local_pv.disk]
+  depends_on = [data.clusterstorage_storage_benchmark.openebs_hostpath]
 }
 
 check "local_volume_is_fast_enough" {

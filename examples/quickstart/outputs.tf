@@ -1,10 +1,20 @@
 locals {
   results = {
-    "node disk (fio)" = data.clusterstorage_storage_benchmark.node_path
-    "local PV"        = data.clusterstorage_storage_benchmark.local_pv
+    "node disk (fio)"  = data.clusterstorage_storage_benchmark.node_path
+    "local PV"         = data.clusterstorage_storage_benchmark.local_pv
+    "OpenEBS hostpath" = data.clusterstorage_storage_benchmark.openebs_hostpath
   }
-  # Memory the storage system itself costs the cluster: nothing for these two.
-  memory_overhead = { "node disk (fio)" = 0, "local PV" = 0 }
+  # Memory the storage system itself costs the cluster (its pods' requests; usage where the
+  # metrics API is served): nothing for a bare disk or a local PV.
+  openebs_memory = coalesce(
+    clusterstorage_storage_backend.openebs.footprint.memory_usage_bytes,
+    clusterstorage_storage_backend.openebs.footprint.memory_requests_bytes,
+  )
+  memory_overhead = {
+    "node disk (fio)"  = 0
+    "local PV"         = 0
+    "OpenEBS hostpath" = floor(local.openebs_memory / local.mib)
+  }
 
   columns = keys(local.results)
   mib     = 1024 * 1024

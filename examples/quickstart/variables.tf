@@ -58,3 +58,8 @@ variable "min_read_iops" {
   type        = number
   default     = 5000
 }
+
+variable "openebs_chart" {
+  description = "Local path of the OpenEBS chart (directory or .tgz) to install."
+  type        = string
+}
