@@ -83,7 +83,9 @@ data "clusterstorage_storage_benchmark" "test" {
 	t.Cleanup(func() {
 		if cmd.ProcessState == nil {
 			_ = cmd.Process.Kill() //nolint:errcheck // the test already failed
-			<-done
+			if err := <-done; err != nil {
+				t.Logf("terraform killed: %v", err)
+			}
 		}
 	})
 
@@ -109,7 +111,8 @@ data "clusterstorage_storage_benchmark" "test" {
 		t.Fatal(err)
 	}
 	select {
-	case <-done:
+	case err := <-done:
+		t.Logf("terraform exited: %v", err)
 	case <-time.After(2 * time.Minute):
 		t.Fatalf("terraform did not stop within 2 minutes of Ctrl-C\n%s", out.String())
 	}

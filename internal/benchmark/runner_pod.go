@@ -176,7 +176,7 @@ func (r podRun) Run(ctx context.Context) (out []byte, runErr, cleanupErr error) 
 	}
 	err = kube.Poll(ctx, pollInterval, 30*time.Second, "the log of pod "+ns+"/"+r.name(), func(ctx context.Context) (bool, string, error) {
 		out, err = r.Client.CoreV1().Pods(ns).GetLogs(r.name(), &corev1.PodLogOptions{Container: containerName}).DoRaw(ctx)
-		if ctx.Err() != nil || transient(err) {
+		if ended(ctx) || transient(err) {
 			return false, fmt.Sprint(err), nil
 		}
 		if err != nil {
@@ -230,7 +230,7 @@ func (r podRun) wait(ctx context.Context) (*corev1.Pod, error) {
 	err := kube.Poll(ctx, pollInterval, time.Until(deadline(ctx)), "pod "+r.Target.Namespace+"/"+r.name()+" to finish", func(ctx context.Context) (bool, string, error) {
 		p, err := r.Client.CoreV1().Pods(r.Target.Namespace).Get(ctx, r.name(), metav1.GetOptions{})
 		switch {
-		case ctx.Err() != nil:
+		case ended(ctx):
 			return false, "", nil // Poll reports the cancellation or the timeout
 		case kube.IsNotFound(err):
 			return false, "", fmt.Errorf("pod %s/%s was deleted while fio ran", r.Target.Namespace, r.name())
@@ -276,6 +276,17 @@ func transient(err error) bool {
 	return utilnet.IsConnectionRefused(err) || utilnet.IsConnectionReset(err) || utilnet.IsProbableEOF(err) ||
 		apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) || apierrors.IsTooManyRequests(err) ||
 		apierrors.IsServiceUnavailable(err) || apierrors.IsInternalError(err)
+}
+
+// ended reports whether ctx was cancelled or timed out: a request that failed then is not a
+// failure of its own, and the poll around it reports why it stopped.
+func ended(ctx context.Context) bool {
+	select {
+	case <-ctx.Done():
+		return true
+	default:
+		return false
+	}
 }
 
 // deadline returns ctx's deadline, or an hour from now when it has none.

@@ -214,7 +214,7 @@ func ioAttribute(what string) schema.SingleNestedAttribute {
 
 func latencyAttribute(what string) schema.SingleNestedAttribute {
 	return schema.SingleNestedAttribute{
-		Computed:            true,
+		Computed: true,
 		MarkdownDescription: what + ", in microseconds: `mean`, `p50`, `p95`, `p99`, `p99_9` and `max`. " +
 			"Percentiles come from fio's latency histogram (within about 1.6 %) and are capped at `max`.",
 		Attributes: map[string]schema.Attribute{
