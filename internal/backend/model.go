@@ -36,6 +36,7 @@ type model struct {
 	Set                 []setModel     `tfsdk:"set"`
 	Wait                types.Bool     `tfsdk:"wait"`
 	ForceDestroy        types.Bool     `tfsdk:"force_destroy"`
+	Preflight           types.Bool     `tfsdk:"preflight"`
 	Status              types.String   `tfsdk:"status"`
 	Revision            types.Int64    `tfsdk:"revision"`
 	ChartVersion        types.String   `tfsdk:"chart_version"`
@@ -79,6 +80,7 @@ type spec struct {
 	CreateNamespace bool
 	Wait            bool
 	ForceDestroy    bool
+	Preflight       bool
 	OpenEBS         openebsSettings
 	Longhorn        longhornSettings
 	Values          string
@@ -132,6 +134,7 @@ func (m model) spec() spec {
 		CreateNamespace: m.CreateNamespace.IsNull() || m.CreateNamespace.ValueBool(),
 		Wait:            m.Wait.IsNull() || m.Wait.ValueBool(),
 		ForceDestroy:    m.ForceDestroy.ValueBool(),
+		Preflight:       m.Preflight.ValueBool(),
 		OpenEBS:         defaultOpenEBSSettings(),
 		Longhorn:        defaultLonghornSettings(),
 		Values:          m.Values.ValueString(),
@@ -323,6 +326,7 @@ func (m *model) adopt(_ context.Context, st *helm.Status) error {
 	m.RepositoryPlainHTTP = types.BoolValue(false)
 	m.Wait = types.BoolValue(true)
 	m.ForceDestroy = types.BoolValue(false)
+	m.Preflight = types.BoolValue(false)
 	m.Timeouts = timeouts.Value{Object: types.ObjectNull(map[string]attr.Type{
 		"create": types.StringType, "update": types.StringType, "delete": types.StringType,
 	})}

@@ -179,6 +179,12 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
 				MarkdownDescription: "Uninstall even while PersistentVolumeClaims of the backend's StorageClasses exist (default: `false`: destroy refuses and lists them).",
 			},
+			"preflight": schema.BoolAttribute{
+				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+				MarkdownDescription: "Before installing or upgrading, check every node over SSH (the provider's `ssh` block and `nodes`) for what the " +
+					"backend needs: Longhorn open-iscsi with iscsid running and an NFSv4 client; Mayastor at least 2 GiB of hugepages and the " +
+					"`nvme_tcp` kernel module. Missing prerequisites fail the apply with a report per node (default: `false`).",
+			},
 			"status":        schema.StringAttribute{Computed: true, MarkdownDescription: "Status of the release: `deployed`, `failed`, `pending-install`, ..."},
 			"revision":      schema.Int64Attribute{Computed: true, MarkdownDescription: "Revision of the release."},
 			"chart_version": schema.StringAttribute{Computed: true, MarkdownDescription: "Version of the chart installed."},

@@ -249,13 +249,19 @@ func (r *Resource) Create(ctx context.Context, req resource.CreateRequest, resp 
 	s := plan.spec()
 	timeout, diags := plan.Timeouts.Create(ctx, defaultCreateTimeout)
 	resp.Diagnostics.Append(diags...)
-	hc, _ := r.helmClient(ctx, &resp.Diagnostics)
+	hc, client := r.helmClient(ctx, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout+cleanupMargin)
 	defer cancel()
 
+	if s.Preflight {
+		resp.Diagnostics.Append(r.preflight(ctx, client, s)...)
+		if resp.Diagnostics.HasError() {
+			return
+		}
+	}
 	if !recoverPending(ctx, hc, s, timeout, &resp.Diagnostics) {
 		return
 	}
@@ -410,6 +416,12 @@ func (r *Resource) Update(ctx context.Context, req resource.UpdateRequest, resp 
 		tflog.Debug(ctx, "release already matches the configuration; no upgrade", map[string]any{"release": s.id()})
 		st = live
 	default:
+		if s.Preflight {
+			resp.Diagnostics.Append(r.preflight(ctx, client, s)...)
+			if resp.Diagnostics.HasError() {
+				return
+			}
+		}
 		if s.Type == typeLonghorn {
 			resp.Diagnostics.Append(prepareLonghornClassChange(ctx, client, live, rel.Values)...)
 			if resp.Diagnostics.HasError() {
