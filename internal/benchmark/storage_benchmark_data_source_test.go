@@ -94,6 +94,14 @@ data "clusterstorage_storage_benchmark" "test" {
 				}),
 			},
 			{
+				// The cached result is older than a shorter max_age (fio alone ran 2 s): fio runs again.
+				Config: config("  max_age = \"1s\"\n"),
+				ConfigStateChecks: []statecheck.StateCheck{
+					plausible(true, true),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("cached"), knownvalue.Bool(false)),
+				},
+			},
+			{
 				// Another job is another key: fio runs again.
 				Config: config("  max_age = \"1h\"\n  profile = \"random_read\"\n"),
 				ConfigStateChecks: []statecheck.StateCheck{
