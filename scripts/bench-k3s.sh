@@ -4,7 +4,8 @@
 # at most 10% of it), and the first copy's throughput against a plain `rsync -a` of the same tree
 # (goal: at least 0.9x). Runs against the stand-in k3s node of internal/k3smigration (real sshd,
 # rsync and files on this machine; needs root). CLUSTERSTORAGE_BENCH_MIB changes the size of the
-# blobs (default 900, plus 100 MiB of small files).
+# blobs (default 900, plus 100 MiB of small files). The machine should be otherwise idle: the numbers
+# are wall-clock times.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"

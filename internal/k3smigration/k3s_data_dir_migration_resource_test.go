@@ -33,10 +33,10 @@ import (
 const addr = "clusterstorage_k3s_data_dir_migration.test"
 
 // accStandin starts the stand-in for an acceptance test (skipped without TF_ACC).
-func accStandin(t *testing.T, opts standinOptions) (*standin, string) {
+func accStandin(t *testing.T) (*standin, string) {
 	t.Helper()
 	nodeName := acctest.Node(t) // skips outside an acceptance run
-	return newStandin(t, opts), nodeName
+	return newStandin(t, standinOptions{}), nodeName
 }
 
 func migrationConfig(s *standin, nodeName, target, extra string) string {
@@ -59,8 +59,8 @@ func checkLinked(s *standin, target string) resource.TestCheckFunc {
 		if err != nil || link != target {
 			return fmt.Errorf("source is not a link to %s: %q %v", target, link, err)
 		}
-		if got := s.dataDirInUse("k3s"); got != target || s.isActive("k3s") != "active" {
-			return fmt.Errorf("k3s is %q on %q, want active on %s", s.isActive("k3s"), got, target)
+		if got := s.dataDirInUse("k3s"); got != target || s.isActive() != "active" {
+			return fmt.Errorf("k3s is %q on %q, want active on %s", s.isActive(), got, target)
 		}
 		return nil
 	}
@@ -73,17 +73,17 @@ func checkOnSource(s *standin) func(*terraform.State) error {
 		if err != nil || !fi.IsDir() {
 			return fmt.Errorf("source is not a directory: %v %v", fi, err)
 		}
-		if got := s.dataDirInUse("k3s"); got != s.Source || s.isActive("k3s") != "active" {
-			return fmt.Errorf("k3s is %q on %q, want active on %s", s.isActive("k3s"), got, s.Source)
+		if got := s.dataDirInUse("k3s"); got != s.Source || s.isActive() != "active" {
+			return fmt.Errorf("k3s is %q on %q, want active on %s", s.isActive(), got, s.Source)
 		}
 		return nil
 	}
 }
 
 func TestAccK3sDataDirMigration_basic(t *testing.T) {
-	s, nodeName := accStandin(t, standinOptions{})
+	s, nodeName := accStandin(t)
 	target := filepath.Join(s.Root, "mnt/nvme/k3s")
-	before := snapshot(t, s.Source, true)
+	before := snapshot(t, s.Source)
 	rows := dbRows(t, s.Source)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
@@ -122,10 +122,10 @@ func TestAccK3sDataDirMigration_basic(t *testing.T) {
 				},
 				Check: resource.ComposeTestCheckFunc(checkLinked(s, target), func(st *terraform.State) error {
 					backup := st.RootModule().Resources[addr].Primary.Attributes["backup_path"]
-					if diffs := compareSnapshots(before, snapshot(t, backup, true)); len(diffs) > 0 {
+					if diffs := compareSnapshots(before, snapshot(t, backup)); len(diffs) > 0 {
 						return fmt.Errorf("the original changed:\n%s", strings.Join(diffs, "\n"))
 					}
-					if diffs := compareSnapshots(before, snapshot(t, target, true)); len(diffs) > 0 {
+					if diffs := compareSnapshots(before, snapshot(t, target)); len(diffs) > 0 {
 						return fmt.Errorf("the copy differs:\n%s", strings.Join(diffs, "\n"))
 					}
 					if n := dbRows(t, target); n < rows {
@@ -162,7 +162,7 @@ func TestAccK3sDataDirMigration_basic(t *testing.T) {
 
 // A migration reverted by hand shows in the plan and is made again.
 func TestAccK3sDataDirMigration_driftAfterManualRevert(t *testing.T) {
-	s, nodeName := accStandin(t, standinOptions{})
+	s, nodeName := accStandin(t)
 	target := filepath.Join(s.Root, "mnt/nvme/k3s")
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
@@ -193,10 +193,10 @@ func TestAccK3sDataDirMigration_driftAfterManualRevert(t *testing.T) {
 
 // A failure after the stop rolls back, writes no state, and a rerun succeeds.
 func TestAccK3sDataDirMigration_startFailsRollsBack(t *testing.T) {
-	s, nodeName := accStandin(t, standinOptions{})
+	s, nodeName := accStandin(t)
 	target := filepath.Join(s.Root, "mnt/nvme/k3s")
 	s.failStartOn(target)
-	before := snapshot(t, s.Source, true)
+	before := snapshot(t, s.Source)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		Steps: []resource.TestStep{
@@ -209,7 +209,7 @@ func TestAccK3sDataDirMigration_startFailsRollsBack(t *testing.T) {
 					if err := checkOnSource(s)(nil); err != nil {
 						t.Fatal(err)
 					}
-					if diffs := compareSnapshots(before, snapshot(t, s.Source, true)); len(diffs) > 0 {
+					if diffs := compareSnapshots(before, snapshot(t, s.Source)); len(diffs) > 0 {
 						t.Fatalf("the original changed:\n%s", strings.Join(diffs, "\n"))
 					}
 					must(t, os.Remove(filepath.Join(s.State, "fail-start-on")))
@@ -226,7 +226,7 @@ func TestAccK3sDataDirMigration_startFailsRollsBack(t *testing.T) {
 
 // Changing target replaces the migration; with restore_on_destroy the data comes back first.
 func TestAccK3sDataDirMigration_replace(t *testing.T) {
-	s, nodeName := accStandin(t, standinOptions{})
+	s, nodeName := accStandin(t)
 	a, b := filepath.Join(s.Root, "mnt/a/k3s"), filepath.Join(s.Root, "mnt/b/k3s")
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
@@ -245,7 +245,7 @@ func TestAccK3sDataDirMigration_replace(t *testing.T) {
 }
 
 func TestAccK3sDataDirMigration_configMethod(t *testing.T) {
-	s, nodeName := accStandin(t, standinOptions{})
+	s, nodeName := accStandin(t)
 	target := filepath.Join(s.Root, "mnt/nvme/k3s")
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
@@ -267,7 +267,7 @@ func TestAccK3sDataDirMigration_configMethod(t *testing.T) {
 }
 
 func TestAccK3sDataDirMigration_badInputs(t *testing.T) {
-	s, nodeName := accStandin(t, standinOptions{})
+	s, nodeName := accStandin(t)
 	cfg := func(source, target string) string {
 		return acctest.ProviderConfigSSH(s.SSHD, nodeName) + fmt.Sprintf(`
 resource "clusterstorage_k3s_data_dir_migration" "test" {

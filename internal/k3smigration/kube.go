@@ -59,7 +59,7 @@ func (k *kubeHooks) noteHeartbeat(ctx context.Context) error {
 func (k *kubeHooks) ready(ctx context.Context, _ time.Time) (bool, string, error) {
 	n, err := k.client.CoreV1().Nodes().Get(ctx, k.node, metav1.GetOptions{})
 	if err != nil {
-		return false, "the API server does not answer yet: " + err.Error(), nil
+		return false, "the API server does not answer yet: " + err.Error(), nil //nolint:nilerr // a reason to keep waiting: on a server node the API is k3s.
 	}
 	ready := false
 	reason := "the node has no Ready condition"
@@ -74,7 +74,7 @@ func (k *kubeHooks) ready(ctx context.Context, _ time.Time) (bool, string, error
 	}
 	lease, err := k.client.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, k.node, metav1.GetOptions{})
 	if err != nil {
-		return false, "reading the node lease: " + err.Error(), nil
+		return false, "reading the node lease: " + err.Error(), nil //nolint:nilerr // a reason to keep waiting, as above.
 	}
 	k.mu.Lock()
 	last := k.lastRenew
@@ -151,7 +151,7 @@ func (k *kubeHooks) uncordon(ctx context.Context) error {
 	err := kube.Poll(ctx, time.Second, 5*time.Minute, "uncordoning node "+k.node, func(ctx context.Context) (bool, string, error) {
 		last = k.setUnschedulable(ctx, false)
 		if last != nil {
-			return false, last.Error(), nil
+			return false, last.Error(), nil //nolint:nilerr // retried until the API is back.
 		}
 		return true, "", nil
 	})

@@ -61,7 +61,7 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 				Optional: true, Computed: true, Default: stringdefault.StaticString(string(MethodSymlink)),
 				MarkdownDescription: "How k3s is pointed at `target` (default: `symlink`). `symlink`: `source` is renamed to a backup and replaced by a " +
 					"symbolic link to `target`, so every absolute path k3s wrote (kubeconfigs, TLS paths, local-path volumes, `data/current`) keeps resolving. " +
-					"`config`: `data-dir` is set in `config_file` (a unit that passes `--data-dir` is refused). `bind_mount`: `target` is bind-mounted on an " +
+					"`config`: `data-dir` is set in `config_file` (a unit that passes `--data-dir` is refused); the only method for a `source` that is itself a mount point, which is then left in place. `bind_mount`: `target` is bind-mounted on an " +
 					"empty `source`, and the mount is added to `/etc/fstab`. Changing it replaces the resource.",
 				Validators:    []validator.String{stringvalidator.OneOf(string(MethodSymlink), string(MethodConfig), string(MethodBindMount))},
 				PlanModifiers: replace,

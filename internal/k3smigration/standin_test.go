@@ -121,17 +121,17 @@ func newStandin(t *testing.T, opts standinOptions) *standin {
 }
 
 // systemctl runs the shim locally (the same script the node runs).
-func (s *standin) systemctl(args ...string) string {
+func (s *standin) systemctl(args ...string) {
 	s.t.Helper()
 	out, err := exec.Command(filepath.Join(s.Bin, "systemctl"), args...).CombinedOutput()
 	if err != nil {
 		s.t.Fatalf("systemctl %s: %v: %s\nservice log:\n%s", strings.Join(args, " "), err, out, s.serviceLog())
 	}
-	return strings.TrimSpace(string(out))
 }
 
-func (s *standin) isActive(unit string) string {
-	out, _ := exec.Command(filepath.Join(s.Bin, "systemctl"), "is-active", unit).Output() //nolint:errcheck // exits 3 when inactive.
+// isActive is the k3s unit's state.
+func (s *standin) isActive() string {
+	out, _ := exec.Command(filepath.Join(s.Bin, "systemctl"), "is-active", "k3s").Output() //nolint:errcheck // exits 3 when inactive.
 	return strings.TrimSpace(string(out))
 }
 
@@ -223,7 +223,7 @@ touch "$STATE/$1.ready"
 stop=
 trap 'stop=1' TERM
 while [ -z "$stop" ]; do
-	sqlite3 "$dd/server/db/state.db" "INSERT INTO kine(name, value) VALUES ('/registry/standin/tick', hex(randomblob(32)));" || echo "k3s: write failed" >&2
+	sqlite3 -cmd ".timeout 5000" "$dd/server/db/state.db" "INSERT INTO kine(name, value) VALUES ('/registry/standin/tick', hex(randomblob(32)));" || echo "k3s: write failed" >&2
 	echo tick >&3
 	sleep 0.2
 done
@@ -412,9 +412,9 @@ type fileState struct {
 
 // snapshot records every entry below dir (not crossing mounts): type, mode, owner, size, the
 // SHA-256 of regular files, link targets and extended attributes (ACLs included), and which
-// entries are hard links of one another. server/db is left out when skipDB (the running service
-// writes to it).
-func snapshot(t *testing.T, dir string, skipDB bool) map[string]fileState {
+// entries are hard links of one another. server/db is left out (the running service writes to it;
+// dbRows checks it).
+func snapshot(t *testing.T, dir string) map[string]fileState {
 	t.Helper()
 	out := map[string]fileState{}
 	var rootDev uint64
@@ -425,7 +425,7 @@ func snapshot(t *testing.T, dir string, skipDB bool) map[string]fileState {
 		rel, _ := filepath.Rel(dir, p)
 		// The runtime state of containers (the shim's mounted rootfs) is not data: k3s makes it anew.
 		if rel == k3smigration.MarkerName || strings.HasPrefix(rel, "agent/containerd/io.containerd.runtime.v2.task") ||
-			(skipDB && (rel == "server/db" || strings.HasPrefix(rel, "server/db/"))) {
+			rel == "server/db" || strings.HasPrefix(rel, "server/db/") {
 			if d.IsDir() {
 				return filepath.SkipDir
 			}
@@ -441,7 +441,7 @@ func snapshot(t *testing.T, dir string, skipDB bool) map[string]fileState {
 		} else if st.Dev != rootDev {
 			return filepath.SkipDir // a mount (the shim's rootfs)
 		}
-		fsx := fileState{Mode: info.Mode(), UID: int(st.Uid), GID: int(st.Gid), Inode: st.Ino, NLink: uint64(st.Nlink)}
+		fsx := fileState{Mode: info.Mode(), UID: int(st.Uid), GID: int(st.Gid), Inode: st.Ino, NLink: st.Nlink}
 		switch {
 		case info.Mode().IsRegular():
 			b, err := os.ReadFile(p)
@@ -517,7 +517,8 @@ func compareSnapshots(a, b map[string]fileState) []string {
 // dbRows counts the datastore's rows.
 func dbRows(t *testing.T, dir string) int {
 	t.Helper()
-	out, err := exec.Command("sqlite3", filepath.Join(dir, "server/db/state.db"), "SELECT count(*) FROM kine; PRAGMA integrity_check;").CombinedOutput()
+	// The running service writes meanwhile: wait for its lock rather than fail.
+	out, err := exec.Command("sqlite3", "-cmd", ".timeout 10000", filepath.Join(dir, "server/db/state.db"), "SELECT count(*) FROM kine; PRAGMA integrity_check;").CombinedOutput()
 	if err != nil {
 		t.Fatalf("reading the datastore in %s: %v: %s", dir, err, out)
 	}

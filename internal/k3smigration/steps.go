@@ -262,6 +262,11 @@ func Migrate(ctx context.Context, host *node.Host, spec Spec, hooks Hooks) (Resu
 	m.live, m.destReal = pre.sourceReal, pre.targetReal
 	m.result.SourceFS, m.result.TargetFS = pre.sourceFS, pre.targetFS
 
+	// A source that is a mount point cannot be renamed: with config it is left where it is.
+	rename := !pre.sourceMount
+	if !rename {
+		m.result.BackupPath = spec.Source
+	}
 	var originalConfig []byte
 	var configExisted bool
 	if spec.Method == MethodConfig {
@@ -282,6 +287,9 @@ func Migrate(ctx context.Context, host *node.Host, spec Spec, hooks Hooks) (Resu
 			}
 			if err := writeConfig(ctx, host, spec.ConfigFile, content); err != nil {
 				return err
+			}
+			if !rename {
+				return nil
 			}
 			if _, err := runOn(ctx, host, node.Script(renameScript, spec.Source, backup)); err != nil {
 				return errors.Join(err, restoreConfig(ctx, host, spec.ConfigFile, originalConfig, configExisted))
@@ -308,6 +316,9 @@ func Migrate(ctx context.Context, host *node.Host, spec Spec, hooks Hooks) (Resu
 		}
 		if spec.Method == MethodConfig {
 			errs = append(errs, restoreConfig(ctx, host, spec.ConfigFile, originalConfig, configExisted))
+			if !rename {
+				return errors.Join(errs...)
+			}
 			if _, err := runOn(ctx, host, node.Script(renameScript, backup, spec.Source)); err != nil && !sourceIsDir(ctx, host, spec.Source) {
 				errs = append(errs, err)
 			}
@@ -320,7 +331,9 @@ func Migrate(ctx context.Context, host *node.Host, spec Spec, hooks Hooks) (Resu
 	if err := m.run(ctx); err != nil {
 		return Result{}, err
 	}
-	if !spec.KeepBackup {
+	if !spec.KeepBackup && !rename {
+		m.result.Warnings = append(m.result.Warnings, fmt.Sprintf("%s is a mount point and was left as it was; remove its old data yourself once you no longer need it", spec.Source))
+	} else if !spec.KeepBackup {
 		tflog.Info(ctx, "removing the original directory (keep_backup = false)", map[string]any{"path": backup})
 		if _, err := runOn(ctx, host, node.Script(removeTreeScript, backup, spec.Source)); err != nil {
 			m.result.Warnings = append(m.result.Warnings, fmt.Sprintf("The original directory %s could not be removed: %v", backup, err))
@@ -427,7 +440,7 @@ func (m *move) run(ctx context.Context) (err error) {
 			tflog.Error(ctx, "k3s data dir migration failed after k3s was stopped: rolling back", map[string]any{"step": string(step), "error": err.Error()})
 			se.RollbackErr = m.rollback(ctx)
 		}
-		if m.hooks.Undrain != nil && step != StepDrain {
+		if m.hooks.Undrain != nil {
 			if uerr := m.hooks.Undrain(context.WithoutCancel(ctx)); uerr != nil && se.RollbackErr == nil && m.stopped {
 				se.RollbackErr = fmt.Errorf("uncordoning the node: %w", uerr)
 			}
@@ -546,7 +559,9 @@ func (m *move) rollback(ctx context.Context) error {
 // preflightInfo is what preflight learnt.
 type preflightInfo struct {
 	sourceReal, targetReal string
-	sourceFS, targetFS     Filesystem
+	// sourceMount is true when the source is itself a mount point (only allowed for config).
+	sourceMount        bool
+	sourceFS, targetFS Filesystem
 }
 
 // preflight checks that from is a k3s data directory, that to is absent, empty or an earlier
@@ -586,13 +601,14 @@ func (m *move) preflight(ctx context.Context, from, to string) (preflightInfo, e
 		return info, fmt.Errorf("%s is not a directory", from)
 	}
 	info.sourceReal = first(kv, "source_real")
-	if len(kv["layout"]) == 0 || !(contains(kv["layout"], "server") || contains(kv["layout"], "agent")) {
+	if !contains(kv["layout"], "server") && !contains(kv["layout"], "agent") {
 		return info, fmt.Errorf("%s does not look like a k3s data directory (it has neither server/ nor agent/)", from)
 	}
 	if tools := kv["missing_tool"]; len(tools) > 0 {
 		return info, fmt.Errorf("the node lacks %s: install it (Debian/Ubuntu: apt-get install rsync util-linux coreutils)", strings.Join(tools, ", "))
 	}
-	if first(kv, "source_mountpoint") == "yes" && m.spec.Method != MethodConfig {
+	info.sourceMount = first(kv, "source_mountpoint") == "yes"
+	if info.sourceMount && m.spec.Method != MethodConfig {
 		return info, fmt.Errorf("%s is itself a mount point, so it cannot be renamed: use switch_method = \"config\", or move the mount instead", from)
 	}
 	info.targetReal = first(kv, "target_real")

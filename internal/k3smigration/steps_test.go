@@ -27,17 +27,17 @@ func (s *standin) spec(target string) k3smigration.Spec {
 // original (at backup) is what it was before.
 func checkMigrated(t *testing.T, s *standin, target, backup string, before map[string]fileState, rowsBefore int) {
 	t.Helper()
-	if got := s.isActive("k3s"); got != "active" {
+	if got := s.isActive(); got != "active" {
 		t.Errorf("k3s is %q after the migration\n%s", got, s.serviceLog())
 	}
 	if got := s.dataDirInUse("k3s"); got != target {
 		t.Errorf("k3s runs on %q, want %q", got, target)
 	}
-	if diffs := compareSnapshots(before, snapshot(t, target, true)); len(diffs) > 0 {
+	if diffs := compareSnapshots(before, snapshot(t, target)); len(diffs) > 0 {
 		t.Errorf("target differs from the original:\n%s", strings.Join(diffs, "\n"))
 	}
 	if backup != "" {
-		if diffs := compareSnapshots(before, snapshot(t, backup, true)); len(diffs) > 0 {
+		if diffs := compareSnapshots(before, snapshot(t, backup)); len(diffs) > 0 {
 			t.Errorf("the original (backup %s) changed:\n%s", backup, strings.Join(diffs, "\n"))
 		}
 	}
@@ -53,13 +53,13 @@ func checkIntact(t *testing.T, s *standin, before map[string]fileState, rowsBefo
 	if err != nil || !fi.IsDir() || isMountPoint(s.Source) {
 		t.Fatalf("source is not a plain directory any more: %v %v (mount point: %t)", fi, err, isMountPoint(s.Source))
 	}
-	if got := s.isActive("k3s"); got != "active" {
+	if got := s.isActive(); got != "active" {
 		t.Errorf("k3s is %q, want active\n%s", got, s.serviceLog())
 	}
 	if got := s.dataDirInUse("k3s"); got != s.Source {
 		t.Errorf("k3s runs on %q, want the original %q", got, s.Source)
 	}
-	if diffs := compareSnapshots(before, snapshot(t, s.Source, true)); len(diffs) > 0 {
+	if diffs := compareSnapshots(before, snapshot(t, s.Source)); len(diffs) > 0 {
 		t.Errorf("the original changed:\n%s", strings.Join(diffs, "\n"))
 	}
 	if rows := dbRows(t, s.Source); rows < rowsBefore {
@@ -71,7 +71,7 @@ func TestMigrate_symlink(t *testing.T) {
 	s := newStandin(t, standinOptions{})
 	ctx := context.Background()
 	target := filepath.Join(s.Root, "mnt/nvme/k3s")
-	before := snapshot(t, s.Source, true)
+	before := snapshot(t, s.Source)
 	rows := dbRows(t, s.Source)
 
 	res, err := k3smigration.Migrate(ctx, s.Host, s.spec(target), k3smigration.Hooks{})
@@ -175,7 +175,7 @@ func expectRolledBack(t *testing.T, err error, step k3smigration.Step, stopped b
 // rerun migrates again without faults and checks the result.
 func rerun(t *testing.T, s *standin, target string) {
 	t.Helper()
-	before := snapshot(t, s.Source, true)
+	before := snapshot(t, s.Source)
 	rows := dbRows(t, s.Source)
 	res, err := k3smigration.Migrate(context.Background(), s.Host, s.spec(target), k3smigration.Hooks{})
 	if err != nil {
@@ -327,7 +327,7 @@ func TestMigrate_faults(t *testing.T) {
 				// The original as the failure finds it: right after the stop (k3s quiet), or before
 				// the first copy when the failure comes earlier.
 				if step == k3smigration.StepFinalCopy || (step == k3smigration.StepCopy && !tc.stopped) || (step == k3smigration.StepPreflight && before == nil) {
-					before = snapshot(t, s.Source, true)
+					before = snapshot(t, s.Source)
 				}
 				return nil
 			}
@@ -401,7 +401,7 @@ func TestMigrate_methods(t *testing.T) {
 			mustWrite(t, s.Config, "# k3s settings\nwrite-kubeconfig-mode: \"0644\"\n", 0o600)
 			ctx := context.Background()
 			target := filepath.Join(s.Root, "mnt/nvme/k3s")
-			before := snapshot(t, s.Source, true)
+			before := snapshot(t, s.Source)
 			spec := s.spec(target)
 			tc.change(&spec)
 			res, err := k3smigration.Migrate(ctx, s.Host, spec, k3smigration.Hooks{})
@@ -411,7 +411,7 @@ func TestMigrate_methods(t *testing.T) {
 			if got := s.dataDirInUse(unit); !sameFile(got, target) || res.Service != unit {
 				t.Fatalf("%s runs on %q (result %+v)", unit, got, res)
 			}
-			if diffs := compareSnapshots(before, snapshot(t, target, true)); len(diffs) > 0 {
+			if diffs := compareSnapshots(before, snapshot(t, target)); len(diffs) > 0 {
 				t.Errorf("target differs:\n%s", strings.Join(diffs, "\n"))
 			}
 			tc.check(t, s, target)
@@ -425,7 +425,7 @@ func TestMigrate_methods(t *testing.T) {
 			if got := s.dataDirInUse(unit); got != s.Source {
 				t.Errorf("%s runs on %q after the restore", unit, got)
 			}
-			if diffs := compareSnapshots(before, snapshot(t, s.Source, true)); len(diffs) > 0 {
+			if diffs := compareSnapshots(before, snapshot(t, s.Source)); len(diffs) > 0 {
 				t.Errorf("restored directory differs:\n%s", strings.Join(diffs, "\n"))
 			}
 			if st, err := k3smigration.ReadState(ctx, s.Host, spec); err != nil || st.InUse {
