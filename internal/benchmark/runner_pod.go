@@ -187,7 +187,15 @@ func (r podRun) Run(ctx context.Context) (out []byte, runErr, cleanupErr error) 
 	if err != nil {
 		return nil, fmt.Errorf("reading the log of pod %s/%s: %w", ns, r.name(), err), nil
 	}
-	r.log("fio pod finished", map[string]any{"name": r.name(), "phase": string(pod.Status.Phase), "log_bytes": len(out)})
+	fields := map[string]any{"name": r.name(), "phase": string(pod.Status.Phase), "log_bytes": len(out), "pod_created": pod.CreationTimestamp.UTC().Format(time.RFC3339)}
+	for _, cs := range pod.Status.ContainerStatuses {
+		if t := cs.State.Terminated; t != nil {
+			// Where the time went: the container's own start and end, as the node saw them.
+			fields["container_started"] = t.StartedAt.UTC().Format(time.RFC3339)
+			fields["container_finished"] = t.FinishedAt.UTC().Format(time.RFC3339)
+		}
+	}
+	r.log("fio pod finished", fields)
 	if pod.Status.Phase == corev1.PodFailed {
 		// fio's own message is in the log; let the parser find it.
 		if _, perr := fio.Parse(out); perr != nil {
