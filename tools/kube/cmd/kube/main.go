@@ -16,7 +16,6 @@ import (
 	"sort"
 	_ "time/tzdata" // CronJob time zones, as the upstream apiserver and controller-manager mains do.
 
-	"github.com/spf13/cobra"
 	_ "k8s.io/client-go/plugin/pkg/client/auth" // kubectl's client auth plugins.
 	"k8s.io/component-base/cli"
 	"k8s.io/component-base/logs"
@@ -45,7 +44,7 @@ var components = map[string]func() int{
 // the command is built so that plugin and kuberc handling can log.
 func runKubectl() int {
 	logs.GlogSetter(kubectlcmd.GetLogVerbosity(os.Args)) //nolint:errcheck // as upstream
-	var command *cobra.Command = kubectlcmd.NewDefaultKubectlCommand()
+	command := kubectlcmd.NewDefaultKubectlCommand()
 	if err := cli.RunNoErrOutput(command); err != nil {
 		kubectlutil.CheckErr(err) // prints the error and exits non-zero
 	}
