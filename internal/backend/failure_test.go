@@ -34,7 +34,7 @@ func TestAccStorageBackend_neverReady(t *testing.T) {
 		Steps: []resource.TestStep{
 			{
 				Config:      f.openebs("4.3.0", typed, neverReady+"\n  timeouts = { create = \"15s\" }"),
-				ExpectError: acctest.ErrorWords("was then removed again (atomic install)"),
+				ExpectError: acctest.ErrorWords("The release was removed again (atomic install)."),
 			},
 			{
 				PreConfig: func() {
@@ -52,7 +52,7 @@ func TestAccStorageBackend_neverReady(t *testing.T) {
 			},
 			{
 				Config:      f.openebs("4.3.0", typed, neverReady+"\n  timeouts = { update = \"15s\" }"),
-				ExpectError: acctest.ErrorWords("the release was rolled back and is now revision 3 (deployed, chart 4.3.0)"),
+				ExpectError: acctest.ErrorWords("The release is now revision 3 (deployed, chart 4.3.0): a failed upgrade is rolled back."),
 			},
 			{
 				// State still describes what runs: the configuration before the failed upgrade.

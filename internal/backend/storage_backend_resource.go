@@ -144,6 +144,14 @@ func (r *Resource) ModifyPlan(ctx context.Context, req resource.ModifyPlanReques
 	}
 }
 
+// waitFailed reports whether a Helm error says that waiting for the release's workloads ran out
+// of time.
+func waitFailed(err error) bool {
+	msg := err.Error()
+	return errors.Is(err, context.DeadlineExceeded) || strings.Contains(msg, "context deadline exceeded") ||
+		strings.Contains(msg, "timed out waiting")
+}
+
 func setKnown(sets []setModel) bool {
 	for _, s := range sets {
 		if s.Name.IsUnknown() || s.Value.IsUnknown() || s.Type.IsUnknown() {
@@ -285,15 +293,24 @@ func (r *Resource) Create(ctx context.Context, req resource.CreateRequest, resp 
 	st, err := hc.Install(ctx, *rel)
 	if err != nil {
 		detail := err.Error()
-		if s.Wait {
-			detail += fmt.Sprintf("\n\nThe install waited up to %s for every workload of the release to become ready and was then removed again (atomic install). "+
+		if s.Wait && waitFailed(err) {
+			detail += fmt.Sprintf("\n\nThe install waited up to %s for every workload of the release to become ready. "+
 				"Look at the pods in namespace %s (`kubectl -n %s get pods`, events) or raise timeouts.create.", timeout, s.Namespace, s.Namespace)
 		}
 		// State says what is real: a release the failed install left behind is recorded (as
 		// failed, so Terraform replaces it); none, and nothing is recorded.
-		if left, getErr := hc.Get(s.ReleaseName, s.Namespace); getErr == nil {
+		left, getErr := hc.Get(s.ReleaseName, s.Namespace)
+		switch {
+		case getErr == nil:
 			observe(ctx, hc, &plan, left, &resp.Diagnostics)
 			resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+			detail += fmt.Sprintf("\n\nThe release was left %s at revision %d; the next apply replaces it.", left.Status, left.Revision)
+		case errors.Is(getErr, helm.ErrNotFound):
+			if s.Wait {
+				detail += "\n\nThe release was removed again (atomic install)."
+			}
+		default:
+			detail += "\n\nWhether the release was removed again could not be checked: " + getErr.Error()
 		}
 		resp.Diagnostics.AddError("Installing "+s.Type+" failed", detail)
 		return
@@ -437,10 +454,14 @@ func (r *Resource) Update(ctx context.Context, req resource.UpdateRequest, resp 
 		// State says what is real: the prior configuration with the release as it is now.
 		if now, getErr := hc.Get(s.ReleaseName, s.Namespace); getErr == nil {
 			observe(ctx, hc, &state, now, &resp.Diagnostics)
-			if s.Wait {
-				detail += fmt.Sprintf("\n\nThe upgrade waited up to %s for every workload to become ready; the release was rolled back and is now "+
-					"revision %d (%s, chart %s).", timeout, now.Revision, now.Status, now.ChartVersion)
+			if s.Wait && waitFailed(err) {
+				detail += fmt.Sprintf("\n\nThe upgrade waited up to %s for every workload to become ready.", timeout)
 			}
+			detail += fmt.Sprintf("\n\nThe release is now revision %d (%s, chart %s)", now.Revision, now.Status, now.ChartVersion)
+			if s.Wait {
+				detail += ": a failed upgrade is rolled back"
+			}
+			detail += "."
 		}
 		resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 		resp.Diagnostics.AddError("Upgrading "+s.Type+" failed", detail)
