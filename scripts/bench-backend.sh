@@ -119,7 +119,7 @@ noop_s=$(median <"$work/noop.times")
 ratio=$(awk -v a="$tf_s" -v b="$helm_s" 'BEGIN { printf "%.2f", a / b }')
 own=$(awk -v a="$tf_s" -v n="$noop_s" -v b="$helm_s" 'BEGIN { printf "%.2f", (a - n) / b }')
 verdict=$(awk -v r="$ratio" 'BEGIN { print (r <= 1.1) ? "met" : "MISSED" }')
-printf '  %-44s %8s\n' "helm install --wait (bin/helm $(bin/helm version --template '{{.Version}}'))" "$helm_s s"
-printf '  %-44s %8s\n' "terraform apply (clusterstorage_storage_backend)" "$tf_s s"
-printf '  %-44s %8s\n' "  of which Terraform overhead (no-op apply)" "$noop_s s"
+printf '  %-50s %8s\n' "helm install --wait (bin/helm $(bin/helm version --template '{{.Version}}'))" "$helm_s s"
+printf '  %-50s %8s\n' "terraform apply (clusterstorage_storage_backend)" "$tf_s s"
+printf '  %-50s %8s\n' "  of which Terraform overhead (no-op apply)" "$noop_s s"
 echo "resource / helm install time = $ratio (goal <= 1.10: $verdict); without Terraform's overhead: $own"

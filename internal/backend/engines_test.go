@@ -100,8 +100,6 @@ func TestContradictions(t *testing.T) {
 
 func expand(t *testing.T, typed map[string]any) map[string]any {
 	t.Helper()
-	s := spec{}
-	_ = s
 	out := map[string]any{}
 	for k, v := range typed {
 		cur := out

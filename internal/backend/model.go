@@ -1,7 +1,6 @@
 package backend
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -308,7 +307,7 @@ func footprintValue(fp *helm.Footprint) types.Object {
 // adopt fills the configuration attributes of an imported release from what the cluster says:
 // the type from the chart's name, the chart version, and the typed settings read back from the
 // release's values (a block left null when every setting has its default).
-func (m *model) adopt(_ context.Context, st *helm.Status) error {
+func (m *model) adopt(st *helm.Status) error {
 	var t string
 	switch st.ChartName {
 	case "longhorn":

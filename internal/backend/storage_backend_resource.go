@@ -359,7 +359,7 @@ func (r *Resource) Read(ctx context.Context, req resource.ReadRequest, resp *res
 		return
 	}
 	if imported != nil {
-		if err := state.adopt(ctx, st); err != nil {
+		if err := state.adopt(st); err != nil {
 			resp.Diagnostics.AddError("Cannot import "+ns+"/"+name, err.Error())
 			return
 		}
