@@ -59,13 +59,18 @@ func TestAccStorageBackend_rawValuesAndDrift(t *testing.T) {
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("footprint").AtMapKey("cpu_requests_millicores"), knownvalue.Int64Exact(15)),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("footprint").AtMapKey("memory_requests_bytes"), knownvalue.Int64Exact(40<<20)),
 				},
-				Check: f.checkFootprint(addr),
+				Check: f.checkFootprint(),
 			},
 			{
 				// helm upgrade outside Terraform: the plan upgrades the release back.
 				PreConfig: func() {
 					_, err := f.helm.SetValues(context.Background(), "openebs", f.ns, func(v map[string]any) {
-						v["localpv-provisioner"].(map[string]any)["localpv"].(map[string]any)["resources"] = map[string]any{"requests": map[string]any{"cpu": "25m"}}
+						lp, _ := v["localpv-provisioner"].(map[string]any)
+						localpv, _ := lp["localpv"].(map[string]any)
+						if localpv == nil {
+							t.Fatalf("values of the release: %v", v)
+						}
+						localpv["resources"] = map[string]any{"requests": map[string]any{"cpu": "25m"}}
 					}, true, time.Minute)
 					if err != nil {
 						t.Fatal(err)

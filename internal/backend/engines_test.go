@@ -114,5 +114,9 @@ func expand(t *testing.T, typed map[string]any) map[string]any {
 		}
 		cur[parts[len(parts)-1]] = v
 	}
-	return jsonNormal(out).(map[string]any)
+	m, ok := jsonNormal(out).(map[string]any)
+	if !ok {
+		t.Fatalf("%v is not a map after a JSON round trip", out)
+	}
+	return m
 }

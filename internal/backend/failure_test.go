@@ -137,7 +137,7 @@ func TestAccStorageBackend_interrupted(t *testing.T) {
 					// 3 is the rollback to the deployed revision 1, 4 the upgrade.
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("revision"), knownvalue.Int64Exact(4)),
 				},
-				Check: f.checkPresent("DaemonSet", "openebs-lvm-localpv-node"),
+				Check: f.checkDaemonSet("openebs-lvm-localpv-node"),
 			},
 		},
 	})

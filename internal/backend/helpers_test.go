@@ -95,7 +95,7 @@ func (f *fixture) release(name string) (*helm.Status, error) {
 
 // checkFootprint compares the state's footprint with the requests of the running pods of the
 // namespace, summed independently here.
-func (f *fixture) checkFootprint(addr string) func(*terraform.State) error {
+func (f *fixture) checkFootprint() func(*terraform.State) error {
 	return func(s *terraform.State) error {
 		rs, ok := s.RootModule().Resources[addr]
 		if !ok {

@@ -60,7 +60,7 @@ func TestAccStorageBackend_longhorn(t *testing.T) {
 					// longhorn-manager (DaemonSet, one node) and two UI replicas.
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("footprint").AtMapKey("pods"), knownvalue.Int64Exact(3)),
 				},
-				Check: resource.ComposeTestCheckFunc(f.checkFootprint(addr), f.checkLonghornClass("1", "disabled")),
+				Check: resource.ComposeTestCheckFunc(f.checkFootprint(), f.checkLonghornClass("1", "disabled")),
 			},
 			{
 				// Class parameters cannot be patched: the class is re-created by the upgrade.
@@ -104,7 +104,7 @@ func TestAccStorageBackend_longhorn(t *testing.T) {
 				},
 				Config:   f.longhorn("1.8.1", 2, "best-effort"),
 				PlanOnly: true,
-				Check:    f.checkPresent("DaemonSet", "longhorn-manager"),
+				Check:    f.checkDaemonSet("longhorn-manager"),
 			},
 		},
 	})

@@ -62,7 +62,7 @@ func TestAccStorageBackend_openebsLifecycle(t *testing.T) {
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("footprint").AtMapKey("pods"), knownvalue.Int64Exact(1)),
 				},
 				Check: resource.ComposeTestCheckFunc(
-					f.checkFootprint(addr),
+					f.checkFootprint(),
 					f.checkClassBasePath(class, base1),
 					// loki and alloy are off by default; so are the engines.
 					f.checkAbsent("StatefulSet", "openebs-loki"),
@@ -93,7 +93,7 @@ func TestAccStorageBackend_openebsLifecycle(t *testing.T) {
 					})),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("footprint").AtMapKey("pods"), knownvalue.Int64Exact(2)),
 				},
-				Check: resource.ComposeTestCheckFunc(f.checkPresent("DaemonSet", "openebs-io-engine"), f.checkFootprint(addr)),
+				Check: resource.ComposeTestCheckFunc(f.checkDaemonSet("openebs-io-engine"), f.checkFootprint()),
 			},
 			{
 				ResourceName:            addr,
@@ -115,7 +115,7 @@ func TestAccStorageBackend_openebsLifecycle(t *testing.T) {
 					})),
 				},
 				Check: resource.ComposeTestCheckFunc(
-					f.checkPresent("DaemonSet", "openebs-io-engine"),
+					f.checkDaemonSet("openebs-io-engine"),
 					f.checkAbsent("DaemonSet", "openebs-lvm-localpv-node"),
 					f.checkAbsent("DaemonSet", "openebs-zfs-localpv-node"),
 				),
@@ -160,10 +160,10 @@ func (f *fixture) checkAbsent(kind, name string) func(*terraform.State) error {
 	}
 }
 
-func (f *fixture) checkPresent(kind, name string) func(*terraform.State) error {
+func (f *fixture) checkDaemonSet(name string) func(*terraform.State) error {
 	return func(*terraform.State) error {
-		if err := f.getWorkload(kind, name); err != nil {
-			return fmt.Errorf("%s %s/%s: %v", kind, f.ns, name, err)
+		if err := f.getWorkload("DaemonSet", name); err != nil {
+			return fmt.Errorf("DaemonSet %s/%s: %v", f.ns, name, err)
 		}
 		return nil
 	}
