@@ -159,7 +159,7 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 				MarkdownDescription: "Single values, like `helm --set`, applied after `values`. A value that contradicts a typed setting is an error at plan.",
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 					"name": schema.StringAttribute{
-						Required: true, MarkdownDescription: "Value path, e.g. `longhornManager.tolerations[0].key` (`\\\\.` for a literal dot).",
+						Required: true, MarkdownDescription: "Value path, e.g. `longhornManager.tolerations[0].key`. A literal dot in a key is `\\.` to Helm, written `\\\\.` in an HCL string.",
 						Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
 					},
 					"value": schema.StringAttribute{Required: true, MarkdownDescription: "The value."},
