@@ -168,3 +168,38 @@ func (f *fixture) checkDaemonSet(name string) func(*terraform.State) error {
 		return nil
 	}
 }
+
+// TestAccStorageBackend_forceDestroy: without waiting, the install returns at once; with
+// force_destroy, destroy uninstalls although a claim of the backend's class exists.
+func TestAccStorageBackend_forceDestroy(t *testing.T) {
+	f := newFixture(t)
+	class := acctest.RandomName("acc-hostpath")
+	config := f.openebs("4.3.0", fmt.Sprintf("    hostpath_class_name = %q", class), "  wait = false\n  force_destroy = true")
+
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		CheckDestroy: func(s *terraform.State) error {
+			if err := f.checkReleaseGone("openebs")(s); err != nil {
+				return err
+			}
+			// The claim is the user's: destroy leaves it.
+			_, err := f.client.CoreV1().PersistentVolumeClaims(f.ns).Get(context.Background(), "data", metav1.GetOptions{})
+			return err
+		},
+		Steps: []resource.TestStep{
+			{
+				Config: config,
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("status"), knownvalue.StringExact("deployed")),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("wait"), knownvalue.Bool(false)),
+				},
+			},
+			{
+				PreConfig: func() { f.createClaim("data", class) },
+				Config:    config,
+				PlanOnly:  true,
+			},
+		},
+	})
+}
