@@ -38,8 +38,11 @@ func TestBenchK3sMigration(t *testing.T) {
 	// Copy throughput: plain `rsync -a` against the migration's own rsync (copyScript's flags) of
 	// the same tree, alternating, three times each, into fresh directories; medians. k3s runs, as
 	// during the first copy, so files may vanish (rsync exit 24).
+	// Each run starts with nothing left to write back and ends when its data is on disk (sync):
+	// otherwise one run pays for the write-back of the one before.
 	copyOnce := func(args ...string) time.Duration {
 		dst := filepath.Join(s.Root, "copy")
+		run(t, "sync")
 		start := time.Now()
 		if out, err := exec.Command("rsync", append(args, s.Source+"/", dst+"/")...).CombinedOutput(); err != nil {
 			var ee *exec.ExitError
@@ -47,6 +50,7 @@ func TestBenchK3sMigration(t *testing.T) {
 				t.Fatalf("rsync %v: %v: %s", args, err, out)
 			}
 		}
+		run(t, "sync")
 		d := time.Since(start)
 		must(t, os.RemoveAll(dst))
 		return d
@@ -63,6 +67,7 @@ func TestBenchK3sMigration(t *testing.T) {
 
 	// One phase: stop k3s (and its shim), copy everything, start k3s.
 	onePhase := filepath.Join(s.Root, "onephase")
+	run(t, "sync")
 	start := time.Now()
 	s.systemctl("stop", "k3s")
 	serviceStop := time.Since(start)
@@ -78,6 +83,7 @@ func TestBenchK3sMigration(t *testing.T) {
 	must(t, os.RemoveAll(onePhase))
 
 	// The migration, with 1% of the data rewritten between its two copies.
+	run(t, "sync")
 	target := filepath.Join(s.Root, "mnt/nvme/k3s")
 	spec := s.spec(target)
 	changed := 0

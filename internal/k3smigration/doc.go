@@ -77,4 +77,17 @@
 // a target filesystem too small at preflight and one filling up during the final copy, a
 // verification mismatch, the service failing to start on the new directory, the node never
 // becoming healthy on it, and cancellation during either copy.
+//
+// # Benchmark
+//
+// scripts/bench-k3s.sh (TestBenchK3sMigration) on the stand-in, 1 GiB (900 MiB of 1 MiB blobs,
+// 10,000 files of 10 KiB), 1% rewritten between the copies, on this project's 2-core test VM
+// (ext4 on virtio, load average about 3): the migration's rsync copies at 0.95x the speed of a
+// plain `rsync -a` (median of three synced runs each; 0.98x for the first copy inside the
+// migration); k3s was down 3.1 s against 12.3 s for a one-phase stop-copy-start (0.25). Of those
+// 3.1 s the stand-in service's own stop and start take about 1.8 s (a one-phase move pays them
+// too), the final copy 0.4 s, verification 0.45 s, the switch, the start and the health check
+// 0.45 s. The downtime is nearly independent of the size (4 GiB: 4.5 s against 22.5 s, 0.20, on
+// a busier machine), so the issue's goal of at most 10% of a one-phase move's downtime is met
+// only where the one-phase copy takes over about 30 s: larger data dirs or slower disks.
 package k3smigration
