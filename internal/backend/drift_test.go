@@ -86,6 +86,29 @@ func TestAccStorageBackend_rawValuesAndDrift(t *testing.T) {
 				},
 			},
 			{
+				// A chart version changed outside Terraform shows in `version`.
+				PreConfig: func() {
+					live, err := f.release("openebs")
+					if err != nil {
+						t.Fatal(err)
+					}
+					rel := f.chart("openebs", "4.0.1")
+					rel.Values, rel.Wait, rel.Timeout = live.Values, true, time.Minute
+					if _, err := f.helm.Upgrade(context.Background(), *rel); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: f.openebs("4.3.0", typed, raw),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
+					plancheck.ExpectKnownValue(addr, tfjsonpath.New("version"), knownvalue.StringExact("4.3.0")),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("revision"), knownvalue.Int64Exact(5)),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("chart_version"), knownvalue.StringExact("4.3.0")),
+				},
+			},
+			{
 				// helm uninstall outside Terraform: the plan installs it again.
 				PreConfig: func() {
 					if err := f.helm.Uninstall(context.Background(), "openebs", f.ns, helm.UninstallOptions{Wait: true, Timeout: time.Minute}); err != nil {
