@@ -4,9 +4,13 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
+	"sync"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 )
 
 // NodeEnv names the environment variable that picks the cluster node the node tests use. Tests
@@ -49,3 +53,32 @@ func ProviderConfigSSH(s *SSHD, node string) string {
 }
 `, Kubeconfig(), s.User, s.ClientKeyPath, s.KnownHostsPath, node, s.Host, s.Port)
 }
+
+// PauseImage is the sandbox image only the project's local cluster has (tools/kube builds it).
+const PauseImage = "localhost/clusterstorage/pause:3.10"
+
+// LocalCluster reports whether the test cluster is the project's local cluster, recognised by
+// its locally built pause image on a node. Pods there use the locally built images (never
+// pulled) and the host network; on other clusters tests use public images and the pod network.
+var LocalCluster = sync.OnceValue(func() bool {
+	cfg, err := clientcmd.BuildConfigFromFlags("", Kubeconfig())
+	if err != nil {
+		return false
+	}
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return false
+	}
+	nodes, err := client.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		return false
+	}
+	for _, n := range nodes.Items {
+		for _, image := range n.Status.Images {
+			if slices.Contains(image.Names, PauseImage) {
+				return true
+			}
+		}
+	}
+	return false
+})

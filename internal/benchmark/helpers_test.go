@@ -65,7 +65,7 @@ func setup(t *testing.T) *env {
 // podAttributes are the data source's pod settings for the test cluster: the local cluster needs
 // its locally built image, never pulled, and the host network.
 func podAttributes() string {
-	if os.Getenv(acctest.KubeconfigEnv) == "" {
+	if acctest.LocalCluster() {
 		return fmt.Sprintf("  image             = %q\n  image_pull_policy = \"Never\"\n  host_network      = true\n", localFioImage)
 	}
 	image := os.Getenv(FioImageEnv)

@@ -85,7 +85,7 @@ data "clusterstorage_storage_benchmark" "test" {
 				},
 				// Without fio on the PATH of the image: a clear message, nothing left. The busybox
 				// image is the local cluster's.
-				SkipFunc: func() (bool, error) { return os.Getenv(acctest.KubeconfigEnv) != "", nil },
+				SkipFunc: func() (bool, error) { return !acctest.LocalCluster(), nil },
 				Config: acctest.ProviderConfig() + fmt.Sprintf(`
 data "clusterstorage_storage_benchmark" "test" {
   storage_class     = %q
@@ -162,7 +162,7 @@ func needLocalPath(t *testing.T, e *env) {
 	}
 	const image = "localhost/clusterstorage/local-path-provisioner:v0.0.30"
 	kubectl := filepath.Join(acctest.RepoRoot(), "bin", "kube")
-	if os.Getenv(acctest.KubeconfigEnv) != "" {
+	if !acctest.LocalCluster() {
 		t.Skip(`the cluster has no "local-path" storage class: install rancher/local-path-provisioner to run this test`)
 	}
 	if _, err := os.Stat(kubectl); err != nil {
