@@ -88,7 +88,7 @@ func TestAccStorageBackend_rawValuesAndDrift(t *testing.T) {
 			{
 				// A chart version changed outside Terraform shows in `version`.
 				PreConfig: func() {
-					live, err := f.release("openebs")
+					live, err := f.release()
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -38,7 +38,7 @@ func TestAccStorageBackend_neverReady(t *testing.T) {
 			},
 			{
 				PreConfig: func() {
-					if _, err := f.release("openebs"); !errors.Is(err, helm.ErrNotFound) {
+					if _, err := f.release(); !errors.Is(err, helm.ErrNotFound) {
 						t.Fatalf("the failed install left a release: %v", err)
 					}
 					if _, err := f.client.StorageV1().StorageClasses().Get(context.Background(), class, metav1.GetOptions{}); err == nil {

@@ -88,9 +88,9 @@ func (f *fixture) checkReleaseGone(name string) func(*terraform.State) error {
 	}
 }
 
-// release returns the live release.
-func (f *fixture) release(name string) (*helm.Status, error) {
-	return f.helm.Get(name, f.ns)
+// release returns the live openebs release.
+func (f *fixture) release() (*helm.Status, error) {
+	return f.helm.Get("openebs", f.ns)
 }
 
 // checkFootprint compares the state's footprint with the requests of the running pods of the

@@ -2,6 +2,7 @@ package backend_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/acctest"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/helm"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
 )
 
@@ -89,9 +91,12 @@ resource "clusterstorage_storage_backend" "test" {
 	}
 	ctx := context.Background()
 	err := kube.Poll(ctx, 200*time.Millisecond, 3*time.Minute, "the release to be pending-install", func(context.Context) (bool, string, error) {
-		st, err := f.release("openebs")
-		if err != nil {
-			return false, err.Error(), nil
+		st, err := f.release()
+		switch {
+		case errors.Is(err, helm.ErrNotFound):
+			return false, "no release yet", nil
+		case err != nil:
+			return false, "", err
 		}
 		return st.Status == "pending-install", st.Status, nil
 	})
@@ -104,7 +109,7 @@ resource "clusterstorage_storage_backend" "test" {
 		t.Fatal(err)
 	}
 	_ = apply.Wait()
-	st, err := f.release("openebs")
+	st, err := f.release()
 	if err != nil || st.Status != "pending-install" {
 		t.Fatalf("after killing the apply: %+v %v", st, err)
 	}
@@ -121,7 +126,7 @@ resource "clusterstorage_storage_backend" "test" {
 			t.Errorf("the apply after the kill does not say %q:\n%s", want, again)
 		}
 	}
-	st, err = f.release("openebs")
+	st, err = f.release()
 	if err != nil || st.Status != "deployed" || st.Revision != 1 {
 		t.Fatalf("after recovery: %+v %v", st, err)
 	}
