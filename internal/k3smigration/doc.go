@@ -11,6 +11,8 @@
 //     says so); neither inside the other after resolving links; target's filesystem has room
 //     for the data (the larger of du's allocated and apparent sizes) plus the margin. Both
 //     filesystems are reported.
+//   - with measure_write_speed, fio's sequential_write job (10 s, 256 MiB) on each filesystem,
+//     in a directory of its own that is removed again.
 //   - first copy while k3s runs: rsync -aHAXx --numeric-ids --modify-window=-1 --delete,
 //     under flock on the marker file so two copies never write one target. rsync's "files
 //     vanished" (exit 24) is expected here.

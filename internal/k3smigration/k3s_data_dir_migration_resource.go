@@ -213,6 +213,7 @@ func (r *Resource) ImportState(ctx context.Context, req resource.ImportStateRequ
 	for name, v := range map[string]any{
 		"id": nodeName + ":" + source, "node": nodeName, "source": source, "target": target, "switch_method": string(method),
 		"config_file": DefaultConfigFile, "keep_backup": true, "drain": false, "free_space_margin": "1Gi", "restore_on_destroy": false,
+		"measure_write_speed": false,
 	} {
 		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(name), v)...)
 	}

@@ -251,7 +251,11 @@ func TestAccK3sDataDirMigration_configMethod(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		CheckDestroy:             checkOnSource(s),
 		Steps: []resource.TestStep{{
-			Config: migrationConfig(s, nodeName, target, "  switch_method = \"config\"\n  restore_on_destroy = true"),
+			Config: migrationConfig(s, nodeName, target, "  switch_method = \"config\"\n  restore_on_destroy = true\n  measure_write_speed = true"),
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue(addr, tfjsonpath.New("source_write_bytes_per_second"), knownvalue.Float64Func(positive)),
+				statecheck.ExpectKnownValue(addr, tfjsonpath.New("target_write_bytes_per_second"), knownvalue.Float64Func(positive)),
+			},
 			Check: func(*terraform.State) error {
 				cfg, err := os.ReadFile(s.Config)
 				if err != nil || !strings.Contains(string(cfg), fmt.Sprintf("data-dir: %q", target)) {
@@ -264,6 +268,13 @@ func TestAccK3sDataDirMigration_configMethod(t *testing.T) {
 			},
 		}},
 	})
+}
+
+func positive(v float64) error {
+	if v <= 0 {
+		return fmt.Errorf("%v is not positive", v)
+	}
+	return nil
 }
 
 func TestAccK3sDataDirMigration_badInputs(t *testing.T) {

@@ -22,6 +22,9 @@ type model struct {
 	Drain            types.Bool     `tfsdk:"drain"`
 	FreeSpaceMargin  types.String   `tfsdk:"free_space_margin"`
 	RestoreOnDestroy types.Bool     `tfsdk:"restore_on_destroy"`
+	MeasureWrite     types.Bool     `tfsdk:"measure_write_speed"`
+	SourceWriteBps   types.Float64  `tfsdk:"source_write_bytes_per_second"`
+	TargetWriteBps   types.Float64  `tfsdk:"target_write_bytes_per_second"`
 	BackupPath       types.String   `tfsdk:"backup_path"`
 	BytesCopied      types.Int64    `tfsdk:"bytes_copied"`
 	FilesCopied      types.Int64    `tfsdk:"files_copied"`
@@ -39,13 +42,14 @@ func (m model) spec() (Spec, error) {
 		return Spec{}, fmt.Errorf("free_space_margin: %w", err)
 	}
 	s := Spec{
-		Source:      m.Source.ValueString(),
-		Target:      m.Target.ValueString(),
-		Service:     m.Service.ValueString(),
-		Method:      Method(m.SwitchMethod.ValueString()),
-		ConfigFile:  m.ConfigFile.ValueString(),
-		KeepBackup:  m.KeepBackup.ValueBool(),
-		MarginBytes: margin.Value(),
+		Source:       m.Source.ValueString(),
+		Target:       m.Target.ValueString(),
+		Service:      m.Service.ValueString(),
+		Method:       Method(m.SwitchMethod.ValueString()),
+		ConfigFile:   m.ConfigFile.ValueString(),
+		KeepBackup:   m.KeepBackup.ValueBool(),
+		MeasureWrite: m.MeasureWrite.ValueBool(),
+		MarginBytes:  margin.Value(),
 	}
 	return s, CheckPaths(s.Source, s.Target)
 }
@@ -61,6 +65,10 @@ func (m *model) observed(res Result) {
 	m.MigratedAt = types.StringValue(res.Finished.UTC().Format(time.RFC3339))
 	m.SourceFilesystem = types.StringValue(res.SourceFS.String())
 	m.TargetFilesystem = types.StringValue(res.TargetFS.String())
+	m.SourceWriteBps, m.TargetWriteBps = types.Float64Null(), types.Float64Null()
+	if res.SourceWriteBps > 0 || res.TargetWriteBps > 0 {
+		m.SourceWriteBps, m.TargetWriteBps = types.Float64Value(res.SourceWriteBps), types.Float64Value(res.TargetWriteBps)
+	}
 }
 
 // parseImportID reads "<node>,<source>,<target>[,<switch_method>]".

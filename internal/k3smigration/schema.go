@@ -94,6 +94,20 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 				MarkdownDescription: "On destroy, move the data back to `source` with the same safe procedure (default: `false`: destroy only " +
 					"forgets the migration, and k3s keeps running on `target`). Updated in place: it only matters at destroy.",
 			},
+			"measure_write_speed": schema.BoolAttribute{
+				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+				MarkdownDescription: "Before the copy, measure sequential writes on both filesystems with fio (1 MiB blocks, 16 in flight, direct I/O, " +
+					"10 s, a 256 MiB file) while k3s runs; needs fio on the node (default: `false`). Changing it replaces the resource.",
+				PlanModifiers: replaceBool,
+			},
+			"source_write_bytes_per_second": schema.Float64Attribute{
+				Computed: true, MarkdownDescription: "Sequential-write speed of `source`'s filesystem measured before the copy (with `measure_write_speed`).",
+				PlanModifiers: []planmodifier.Float64{float64planmodifier.UseStateForUnknown()},
+			},
+			"target_write_bytes_per_second": schema.Float64Attribute{
+				Computed: true, MarkdownDescription: "Sequential-write speed of `target`'s filesystem measured before the copy (with `measure_write_speed`).",
+				PlanModifiers: []planmodifier.Float64{float64planmodifier.UseStateForUnknown()},
+			},
 			"backup_path": schema.StringAttribute{
 				Computed: true, MarkdownDescription: "Where the original directory was kept (empty when `keep_backup = false`).",
 				PlanModifiers: keep,

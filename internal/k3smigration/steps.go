@@ -14,6 +14,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/fio"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/node"
 )
 
@@ -74,6 +75,8 @@ type Spec struct {
 	KeepBackup bool
 	// MarginBytes is the free space the target must have beyond the size of the data.
 	MarginBytes int64
+	// MeasureWrite measures sequential writes with fio on both filesystems before the copy.
+	MeasureWrite bool
 	// StopTimeout bounds stopping k3s; HealthTimeout bounds waiting for it to be healthy after a
 	// start; RollbackTimeout bounds a rollback (which ignores cancellation).
 	StopTimeout, HealthTimeout, RollbackTimeout time.Duration
@@ -178,6 +181,9 @@ type Result struct {
 	Downtime time.Duration
 	// SourceFS and TargetFS are the filesystems the data moved between.
 	SourceFS, TargetFS Filesystem
+	// SourceWriteBps and TargetWriteBps are their sequential-write speeds in bytes per second
+	// (Spec.MeasureWrite; 0 otherwise).
+	SourceWriteBps, TargetWriteBps float64
 	// Finished is when the migration was done.
 	Finished time.Time
 	// Warnings are problems that did not fail the migration (a backup that could not be removed).
@@ -261,6 +267,22 @@ func Migrate(ctx context.Context, host *node.Host, spec Spec, hooks Hooks) (Resu
 	}
 	m.live, m.destReal = pre.sourceReal, pre.targetReal
 	m.result.SourceFS, m.result.TargetFS = pre.sourceFS, pre.targetFS
+	if spec.MeasureWrite {
+		// Next to the source (inside it when it is a mount point of its own), and in the target
+		// when it exists (else in its nearest parent): on each filesystem, in a directory that is
+		// removed again before the copy.
+		dir := path.Dir(pre.sourceReal)
+		if pre.sourceMount {
+			dir = pre.sourceReal
+		}
+		if m.result.SourceWriteBps, err = measureWrite(ctx, host, dir); err != nil {
+			return Result{}, &StepError{Step: StepPreflight, Err: fmt.Errorf("measuring the source filesystem: %w", err), Live: spec.Source}
+		}
+		if m.result.TargetWriteBps, err = measureWrite(ctx, host, pre.targetExisting); err != nil {
+			return Result{}, &StepError{Step: StepPreflight, Err: fmt.Errorf("measuring the target filesystem: %w", err), Live: spec.Source}
+		}
+		tflog.Info(ctx, "sequential write speeds", map[string]any{"source_bytes_per_second": m.result.SourceWriteBps, "target_bytes_per_second": m.result.TargetWriteBps})
+	}
 
 	// A source that is a mount point cannot be renamed: with config it is left where it is.
 	rename := !pre.sourceMount
@@ -559,6 +581,8 @@ func (m *move) rollback(ctx context.Context) error {
 // preflightInfo is what preflight learnt.
 type preflightInfo struct {
 	sourceReal, targetReal string
+	// targetExisting is target or its nearest existing parent.
+	targetExisting string
 	// sourceMount is true when the source is itself a mount point (only allowed for config).
 	sourceMount        bool
 	sourceFS, targetFS Filesystem
@@ -612,6 +636,7 @@ func (m *move) preflight(ctx context.Context, from, to string) (preflightInfo, e
 		return info, fmt.Errorf("%s is itself a mount point, so it cannot be renamed: use switch_method = \"config\", or move the mount instead", from)
 	}
 	info.targetReal = first(kv, "target_real")
+	info.targetExisting = first(kv, "target_existing")
 	if err := CheckPaths(info.sourceReal, info.targetReal); err != nil {
 		return info, fmt.Errorf("after resolving symbolic links: %w", err)
 	}
@@ -639,6 +664,13 @@ func (m *move) preflight(ctx context.Context, from, to string) (preflightInfo, e
 		return info, fmt.Errorf("reading the size of %s: %w (output %q)", from, err, res.Stdout)
 	}
 	need := max(used, apparent) + m.spec.MarginBytes
+	if m.spec.MeasureWrite {
+		spec, err := measureSpec()
+		if err != nil {
+			return info, err
+		}
+		need += fio.SpaceBytes(spec)
+	}
 	tflog.Info(ctx, "k3s data dir migration: preflight", map[string]any{
 		"service": service, "source": from, "source_filesystem": info.sourceFS.String(), "target": to,
 		"target_filesystem": info.targetFS.String(), "data_bytes": max(used, apparent), "margin_bytes": m.spec.MarginBytes,

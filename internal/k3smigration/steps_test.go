@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -439,5 +440,31 @@ func TestMigrate_methods(t *testing.T) {
 				t.Errorf("config still names the target: %q", cfg)
 			}
 		})
+	}
+}
+
+func TestMigrate_measureWrite(t *testing.T) {
+	if _, err := exec.LookPath("fio"); err != nil {
+		t.Skip("fio not installed (scripts/deps.sh installs it)")
+	}
+	s := newStandin(t, standinOptions{})
+	target := filepath.Join(s.Root, "mnt/nvme/k3s")
+	before := snapshot(t, s.Source)
+	rows := dbRows(t, s.Source)
+	spec := s.spec(target)
+	spec.MeasureWrite = true
+	res, err := k3smigration.Migrate(context.Background(), s.Host, spec, k3smigration.Hooks{})
+	if err != nil {
+		t.Fatalf("migrate: %v", err)
+	}
+	t.Logf("sequential writes: source %.0f MB/s, target %.0f MB/s", res.SourceWriteBps/1e6, res.TargetWriteBps/1e6)
+	if res.SourceWriteBps <= 0 || res.TargetWriteBps <= 0 {
+		t.Errorf("no write speeds measured: %+v", res)
+	}
+	checkMigrated(t, s, target, res.BackupPath, before, rows)
+	left, _ := filepath.Glob(filepath.Join(s.Root, "*", "*", "*", ".clusterstorage-k3s-migration-fio"))
+	more, _ := filepath.Glob(filepath.Join(s.Root, "*", ".clusterstorage-k3s-migration-fio"))
+	if len(left)+len(more) > 0 {
+		t.Errorf("fio directories left behind: %v %v", left, more)
 	}
 }

@@ -12,6 +12,10 @@ resource "clusterstorage_k3s_data_dir_migration" "nvme" {
   # Keep at least 10 GiB free on the NVMe partition after the copy.
   free_space_margin = "10Gi"
 
+  # Measure sequential writes on both disks with fio first (source_write_bytes_per_second,
+  # target_write_bytes_per_second): the numbers behind the move.
+  measure_write_speed = true
+
   # `terraform destroy` moves the data back with the same procedure (default: only forget).
   restore_on_destroy = true
 
