@@ -93,6 +93,10 @@ func TestAccStorageBackend_rawValuesAndDrift(t *testing.T) {
 						t.Fatal(err)
 					}
 					rel := f.chart("openebs", "4.0.1")
+					// The 4.0 layout switches engines with the subcharts' own keys: keep them off.
+					live.Values["mayastor"] = map[string]any{"enabled": false}
+					live.Values["lvm-localpv"] = map[string]any{"enabled": false}
+					live.Values["zfs-localpv"] = map[string]any{"enabled": false}
 					rel.Values, rel.Wait, rel.Timeout = live.Values, true, time.Minute
 					if _, err := f.helm.Upgrade(context.Background(), *rel); err != nil {
 						t.Fatal(err)
