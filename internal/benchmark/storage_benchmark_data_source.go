@@ -78,15 +78,8 @@ func (d *DataSource) Read(ctx context.Context, req datasource.ReadRequest, resp 
 	}
 	timeout, diags := m.Timeouts.Read(ctx, totalRuntime(r.Spec)+setupAllowance)
 	resp.Diagnostics.Append(diags...)
-	if d.data == nil || d.data.Kube == nil {
-		resp.Diagnostics.AddError("Provider not configured", "The provider's kubernetes block has not been configured.")
-	}
+	client := d.data.KubeClient(&resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
-		return
-	}
-	client, err := d.data.Kube.Typed()
-	if err != nil {
-		resp.Diagnostics.AddError("Cannot connect to Kubernetes", err.Error())
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)

@@ -119,10 +119,6 @@ func (r *Resource) Read(ctx context.Context, req resource.ReadRequest, resp *res
 		resp.Diagnostics.AddError("Invalid state", err.Error())
 		return
 	}
-	if r.data == nil {
-		resp.Diagnostics.AddError("Provider not configured", "The clusterstorage provider was not configured before this resource was used.")
-		return
-	}
 	host, err := r.data.Host(ctx, nodeName)
 	var st State
 	if err == nil {
@@ -221,13 +217,8 @@ func (r *Resource) ImportState(ctx context.Context, req resource.ImportStateRequ
 
 // connect resolves the node to an SSH host and builds the Kubernetes hooks.
 func (r *Resource) connect(ctx context.Context, nodeName string, drain bool, diags *diag.Diagnostics) (*node.Host, Hooks, bool) {
-	if r.data == nil {
-		diags.AddError("Provider not configured", "The clusterstorage provider was not configured before this resource was used.")
-		return nil, Hooks{}, false
-	}
-	client, err := r.data.Kube.Typed()
-	if err != nil {
-		diags.AddError("Cannot reach the Kubernetes cluster", err.Error())
+	client := r.data.KubeClient(diags)
+	if client == nil {
 		return nil, Hooks{}, false
 	}
 	host, err := r.data.Host(ctx, nodeName)

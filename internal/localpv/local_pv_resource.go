@@ -147,7 +147,7 @@ func (r *Resource) Create(ctx context.Context, req resource.CreateRequest, resp 
 	var dir *node.FileInfo
 	madeDir := false
 	if s.CreateDirectory {
-		host, err := r.data.Host(ctx, s.Node)
+		host, err := r.data.HostFor(n)
 		if err != nil {
 			resp.Diagnostics.AddError("Cannot reach node "+s.Node, err.Error())
 			return

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/node"
 )
@@ -22,10 +24,11 @@ type NodeAccess struct {
 // Host returns the SSH handle for the cluster node named name. A node the cluster does not have is
 // an error that lists the nodes it has.
 func (d *Data) Host(ctx context.Context, name string) (*node.Host, error) {
-	if d.Nodes == nil || !d.Nodes.Configured {
-		return nil, fmt.Errorf("node %q must be reached over SSH, but the provider has no ssh block: "+
-			"add `ssh { private_key_path = \"~/.ssh/id_ed25519\" }` (or agent/password) to the provider, "+
-			"and a `nodes` entry where the node's address is not its InternalIP", name)
+	if d == nil || d.Kube == nil {
+		return nil, errNotConfigured
+	}
+	if err := d.checkSSH(name); err != nil {
+		return nil, err
 	}
 	client, err := d.Kube.Typed()
 	if err != nil {
@@ -35,9 +38,29 @@ func (d *Data) Host(ctx context.Context, name string) (*node.Host, error) {
 	if err != nil {
 		return nil, err
 	}
-	target, err := node.Resolve(name, n, d.Nodes.Defaults, d.Nodes.Overrides)
+	return d.HostFor(n)
+}
+
+// HostFor is Host for a Node the caller has already read, saving the second API request.
+func (d *Data) HostFor(n *corev1.Node) (*node.Host, error) {
+	if d == nil || d.Kube == nil {
+		return nil, errNotConfigured
+	}
+	if err := d.checkSSH(n.Name); err != nil {
+		return nil, err
+	}
+	target, err := node.Resolve(n.Name, n, d.Nodes.Defaults, d.Nodes.Overrides)
 	if err != nil {
 		return nil, err
 	}
 	return d.Nodes.Pool.Host(target)
+}
+
+func (d *Data) checkSSH(name string) error {
+	if d.Nodes == nil || !d.Nodes.Configured {
+		return fmt.Errorf("node %q must be reached over SSH, but the provider has no ssh block: "+
+			"add `ssh { private_key_path = \"~/.ssh/id_ed25519\" }` (or agent/password) to the provider, "+
+			"and a `nodes` entry where the node's address is not its InternalIP", name)
+	}
+	return nil
 }

@@ -3,6 +3,7 @@
 package providerdata
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -33,11 +34,14 @@ func From(providerData any, diags *diag.Diagnostics) *Data {
 	return data
 }
 
+var errNotConfigured = errors.New("the clusterstorage provider was not configured before this resource was used; " +
+	"this is a bug in the provider or in Terraform, please report it")
+
 // KubeClient returns the shared clientset, or nil with an error diagnostic when the provider is
 // not configured or the cluster cannot be reached. It is safe to call on a nil *Data.
 func (d *Data) KubeClient(diags *diag.Diagnostics) kubernetes.Interface {
 	if d == nil || d.Kube == nil {
-		diags.AddError("Provider not configured", "The clusterstorage provider was not configured before this resource was used.")
+		diags.AddError("Provider not configured", errNotConfigured.Error())
 		return nil
 	}
 	client, err := d.Kube.Typed()
