@@ -73,7 +73,7 @@ func TestAccProvider_inCluster(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		Steps: []resource.TestStep{{
 			Config:      config,
-			ExpectError: acctest.ErrorWords(`system:serviceaccount:default:` + name + ` cannot create resource "storageclasses"`),
+			ExpectError: acctest.ErrorWords(`"system:serviceaccount:default:` + name + `" cannot create resource "storageclasses"`),
 		}},
 	})
 
