@@ -26,7 +26,7 @@ type model struct {
 	Filesystems        map[string]filesystemModel   `tfsdk:"filesystems"`
 	LonghornNodes      map[string]longhornNodeModel `tfsdk:"longhorn_nodes"`
 	Totals             *totalsModel                 `tfsdk:"totals"`
-	Provisioner        types.String                 `tfsdk:"provisioner"`
+	Provisioner        types.String                 `tfsdk:"class_provisioner"`
 	CapacitySources    []string                     `tfsdk:"capacity_sources"`
 	CSIStorageCapacity *csiModel                    `tfsdk:"csi_storage_capacity"`
 	AvailableVolumes   *availableModel              `tfsdk:"available_volumes"`
@@ -215,7 +215,7 @@ func (m model) request(ctx context.Context) (request, diag.Diagnostics) {
 	if !m.Nodes.IsNull() {
 		if r.Kind == targetStorageClass {
 			diags.AddAttributeError(path.Root("nodes"), "nodes does not apply to storage_class",
-				"A StorageClass's capacity is what the cluster publishes for it (per topology segment or per node already); remove nodes.")
+				"nodes applies to node_path and backend only: a StorageClass's capacity is what the cluster publishes for it, already per topology segment and per node. Remove nodes.")
 		}
 		diags.Append(m.Nodes.ElementsAs(ctx, &r.Nodes, false)...)
 	}

@@ -212,10 +212,10 @@ func percentUp(part, whole uint64) *int64 {
 	return &p
 }
 
-// devMajMin renders a Linux dev_t as mountinfo's "major:minor".
+// devMajMin renders a Linux dev_t as mountinfo's "major:minor" (glibc's gnu_dev_major/minor).
 func devMajMin(dev uint64) string {
-	major := (dev>>8)&0xfff | (dev>>32)&^0xfff
-	minor := dev&0xff | (dev>>12)&^0xff
+	major := (dev>>8)&0xfff | (dev>>32)&0xfffff000
+	minor := dev&0xff | (dev>>12)&0xffffff00
 	return fmt.Sprintf("%d:%d", major, minor)
 }
 

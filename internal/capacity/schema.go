@@ -105,7 +105,7 @@ func (d *DataSource) Schema(ctx context.Context, _ datasource.SchemaRequest, res
 					"scheduled_bytes":     computedInt("Longhorn: sum of the space scheduled to replicas (null otherwise)."),
 				},
 			},
-			"provisioner": computedString("The StorageClass's provisioner (`storage_class` only)."),
+			"class_provisioner": computedString("The StorageClass's provisioner (`storage_class` only)."),
 			"capacity_sources": schema.ListAttribute{
 				Computed: true, ElementType: types.StringType,
 				MarkdownDescription: "What the StorageClass's capacity is known from: `" + SourceCSIStorageCapacity + "` and/or `" + SourceAvailableVolumes + "`. " +
