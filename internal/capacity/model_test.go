@@ -49,7 +49,7 @@ func TestModelMatchesSchema(t *testing.T) {
 		},
 		"class": func(m *model) {
 			m.setClass(ClassCapacity{Name: "c", Provisioner: NoProvisioner,
-				CSI: &CSICapacity{CapacityBytes: 5, Segments: []Segment{{Selector: &sel, MatchLabels: map[string]string{"zone": "a"}, Nodes: []string{"n1"}, CapacityBytes: 5, Objects: 1}, {Nodes: []string{}}}},
+				CSI:       &CSICapacity{CapacityBytes: 5, Segments: []Segment{{Selector: &sel, MatchLabels: map[string]string{"zone": "a"}, Nodes: []string{"n1"}, CapacityBytes: 5, Objects: 1}, {Nodes: []string{}}}},
 				Available: &VolumeStats{Count: 1, TotalBytes: 5, LargestBytes: 5}, AvailableByNode: map[string]VolumeStats{"n1": {Count: 1, TotalBytes: 5, LargestBytes: 5}},
 			})
 		},
