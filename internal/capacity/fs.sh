@@ -20,7 +20,8 @@ if [ ! -e "$p" ]; then
 	exists=no
 	while [ ! -e "$p" ]; do p=$(dirname -- "$p") || exit 1; done
 fi
-resolved=$(realpath -e -- "$p") || exit 1
+# realpath is GNU coreutils; readlink -f also does it on busybox.
+resolved=$(realpath -e -- "$p" 2>/dev/null || readlink -f -- "$p") || exit 1
 dev=$(stat -c %d -- "$resolved") || exit 1
 statfs=$(stat -f -c '%S %b %f %a %c %d' -- "$resolved") || exit 1
 printf 'exists %s\ndev %s\nstatfs %s\nmountinfo\n' "$exists" "$dev" "$statfs"
