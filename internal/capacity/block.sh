@@ -1,6 +1,7 @@
 # Walks sysfs from the block device behind a filesystem down to its disks, for
 # clusterstorage_storage_capacity. Reads only. $1 is the mount's major:minor, $2 its source
-# (used when $1 names no block device, as for btrfs, whose st_dev is anonymous).
+# (used when $1 names no block device, as for btrfs, whose st_dev is anonymous). $3, when set,
+# is where sysfs is mounted (default /sys; tests walk a tree of sysfs's layout there).
 #
 # Prints "none" when no block device is behind the filesystem (tmpfs, overlay, NFS...), otherwise
 # one tab-separated line per device on the way, from the filesystem's device down:
@@ -34,12 +35,13 @@ walk() {
 		"$(attr "$d/removable")" "$(attr "$d/size")" "$(attr "$d/loop/backing_file")" "$(attr "$d/device/model")"
 }
 
+root=${3:-/sys}
 sys=
-if [ -e "/sys/dev/block/$1" ]; then
-	sys=/sys/dev/block/$1
+if [ -e "$root/dev/block/$1" ]; then
+	sys=$root/dev/block/$1
 elif [ -b "$2" ]; then
 	mm=$(stat -L -c '%t %T' -- "$2") || exit 1
-	sys=/sys/dev/block/$((0x${mm% *})):$((0x${mm#* }))
+	sys=$root/dev/block/$((0x${mm% *})):$((0x${mm#* }))
 fi
 if [ -z "$sys" ] || [ ! -e "$sys" ]; then
 	echo none

@@ -24,7 +24,10 @@
 //
 // Tests: the node is this machine, reached through a test sshd (internal/acctest). Filesystems
 // are real: a loop-mounted ext4 image and a tmpfs made by the test (it runs as root), compared
-// with `df -B1 --output=...` run by the test itself. CSIStorageCapacity objects and PersistentVolumes
+// with `df -B1 --output=...` run by the test itself. The kernel here has no device-mapper and
+// its loop driver makes no partitions, so the LVM/partition walk of block.sh is tested on a
+// directory tree laid out as sysfs is (Documentation/ABI/stable/sysfs-block), passed as its
+// optional third argument; on nodes it always walks /sys. CSIStorageCapacity objects and PersistentVolumes
 // are created through the API, as a CSI driver's external-provisioner and an administrator
 // would. Longhorn's node objects are created through the API too, since no Longhorn manager can
 // run here: when the cluster has no nodes.longhorn.io CRD, the tests install

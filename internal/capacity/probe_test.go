@@ -240,3 +240,80 @@ func dfRow(t *testing.T, path string) []string {
 	}
 	return strings.Fields(lines[1])
 }
+
+// block.sh walks a tree laid out as the kernel lays out sysfs (Documentation/ABI/stable/sysfs-block:
+// /sys/dev/block/<maj:min> links to the device's directory, a partition's directory sits in its
+// disk's and holds a `partition` file, a device-mapper device lists what it is built on in
+// `slaves/` and its name in `dm/name`): an LVM volume spanning a partition of a SATA disk and a
+// partition of an NVMe namespace. This machine's kernel has no device-mapper, so no real LVM
+// volume can be made here; the loop-device acceptance test walks the real sysfs.
+func TestBlockScriptWalksLVM(t *testing.T) {
+	root := t.TempDir()
+	sata := filepath.Join(root, "devices/pci0000:00/0000:00:17.0/ata1/host0/target0:0:0/0:0:0:0/block/sda")
+	nvme := filepath.Join(root, "devices/pci0000:00/0000:00:1d.0/0000:3d:00.0/nvme/nvme0/nvme0n1")
+	dm := filepath.Join(root, "devices/virtual/block/dm-0")
+	files := map[string]string{
+		sata + "/queue/rotational": "1", sata + "/ro": "0", sata + "/removable": "0", sata + "/size": "1953525168",
+		sata + "/device/model": "ST1000DM010-2EP1", sata + "/sda3/partition": "3",
+		nvme + "/queue/rotational": "0", nvme + "/ro": "0", nvme + "/removable": "0", nvme + "/size": "1000215216",
+		nvme + "/device/model": "Samsung SSD 980 1TB                     ", nvme + "/nvme0n1p2/partition": "2",
+		dm + "/dm/name": "vg-data", dm + "/queue/rotational": "1",
+	}
+	for name, content := range files {
+		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(name, []byte(content+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	links := map[string]string{
+		root + "/dev/block/254:0": dm,
+		dm + "/slaves/sda3":       sata + "/sda3",
+		dm + "/slaves/nvme0n1p2":  nvme + "/nvme0n1p2",
+		root + "/dev/block/259:2": nvme + "/nvme0n1p2",
+		root + "/dev/block/8:0":   sata,
+	}
+	for name, target := range links {
+		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		rel, err := filepath.Rel(filepath.Dir(name), target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(rel, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	walk := func(majMin string) ([]string, []Disk) {
+		t.Helper()
+		out, err := exec.Command("sh", "-c", blockScript, "sh", majMin, "/dev/nonexistent", root).CombinedOutput()
+		if err != nil {
+			t.Fatalf("block.sh %s: %v\n%s", majMin, err, out)
+		}
+		chain, disks, err := parseBlock(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return chain, disks
+	}
+	chain, disks := walk("254:0")
+	if want := []string{"dm-0", "nvme0n1p2", "nvme0n1", "sda3", "sda"}; !reflect.DeepEqual(chain, want) {
+		t.Errorf("chain %v, want %v", chain, want)
+	}
+	wantDisks := []Disk{
+		{Name: "nvme0n1", Model: "Samsung SSD 980 1TB", NVMe: true, SizeBytes: 1000215216 * 512},
+		{Name: "sda", Model: "ST1000DM010-2EP1", Rotational: true, SizeBytes: 1953525168 * 512},
+	}
+	if !reflect.DeepEqual(disks, wantDisks) {
+		t.Errorf("disks %+v\nwant %+v", disks, wantDisks)
+	}
+	chain, disks = walk("259:2")
+	if want := []string{"nvme0n1p2", "nvme0n1"}; !reflect.DeepEqual(chain, want) || len(disks) != 1 || disks[0].Rotational {
+		t.Errorf("NVMe partition: chain %v disks %+v", chain, disks)
+	}
+	if chain, disks := walk("0:99"); chain != nil || disks != nil {
+		t.Errorf("no such device: chain %v disks %+v", chain, disks)
+	}
+}
