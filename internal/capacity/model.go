@@ -191,7 +191,7 @@ func (m model) request(ctx context.Context) (request, diag.Diagnostics) {
 		var b backendModel
 		diags.Append(m.Backend.As(ctx, &b, basetypes.ObjectAsOptions{})...)
 		r.Backend = backendSpec{Type: b.Type.ValueString(), Namespace: b.Namespace.ValueString(), BasePath: b.BasePath.ValueString()}
-		if r.Backend.BasePath != "" && r.Backend.Type != BackendOpenEBS {
+		if !b.Type.IsUnknown() && r.Backend.BasePath != "" && r.Backend.Type != BackendOpenEBS {
 			diags.AddAttributeError(path.Root("backend").AtName("base_path"), "base_path is for OpenEBS only",
 				fmt.Sprintf("base_path names the OpenEBS hostpath directory to measure; a %s backend reports its own disks. Remove base_path.", r.Backend.Type))
 		}
