@@ -63,13 +63,11 @@ func needRoot(t *testing.T) {
 	}
 }
 
-func run(t *testing.T, name string, args ...string) string {
+func run(t *testing.T, name string, args ...string) {
 	t.Helper()
-	out, err := exec.Command(name, args...).CombinedOutput()
-	if err != nil {
+	if out, err := exec.Command(name, args...).CombinedOutput(); err != nil {
 		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
 	}
-	return string(out)
 }
 
 // mount mounts with args onto a new directory mnt below dir and unmounts it when the test ends.

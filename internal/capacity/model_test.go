@@ -12,6 +12,16 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 )
 
+// backendAttrTypes are the attribute types of the backend object.
+func backendAttrTypes(t *testing.T, s datasource.SchemaResponse) map[string]attr.Type {
+	t.Helper()
+	ot, ok := s.Schema.Attributes["backend"].GetType().(types.ObjectType)
+	if !ok {
+		t.Fatalf("backend is a %T", s.Schema.Attributes["backend"].GetType())
+	}
+	return ot.AttrTypes
+}
+
 func testSchema(t *testing.T) datasource.SchemaResponse {
 	t.Helper()
 	var resp datasource.SchemaResponse
@@ -28,7 +38,8 @@ func testSchema(t *testing.T) datasource.SchemaResponse {
 // Every result kind fits the schema: tfsdk tags and types match, and what is written reads back.
 func TestModelMatchesSchema(t *testing.T) {
 	ctx := context.Background()
-	s := testSchema(t).Schema
+	resp := testSchema(t)
+	s := resp.Schema
 	pct := int64(12)
 	fs := Filesystem{
 		Path: "/data", ResolvedPath: "/mnt/data", Exists: true, MountPoint: "/mnt", Device: "/dev/mapper/vg-data", FSType: "ext4",
@@ -58,7 +69,7 @@ func TestModelMatchesSchema(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			m := model{
 				ID: types.StringValue("x"), NodePath: types.StringNull(), StorageClass: types.StringNull(),
-				Backend: types.ObjectNull(s.Attributes["backend"].GetType().(types.ObjectType).AttrTypes),
+				Backend: types.ObjectNull(backendAttrTypes(t, resp)),
 				Nodes:   types.ListNull(types.StringType), Summary: types.StringValue("s"), Provisioner: types.StringNull(),
 			}
 			m.Timeouts.Object = types.ObjectNull(map[string]attr.Type{"read": types.StringType})
@@ -88,8 +99,7 @@ func TestModelMatchesSchema(t *testing.T) {
 
 func TestRequest(t *testing.T) {
 	ctx := context.Background()
-	s := testSchema(t).Schema
-	backendTypes := s.Attributes["backend"].GetType().(types.ObjectType).AttrTypes
+	backendTypes := backendAttrTypes(t, testSchema(t))
 	backend := func(typ, ns, base string) types.Object {
 		b := types.StringNull()
 		if base != "" {
