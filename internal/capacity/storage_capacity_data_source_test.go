@@ -86,61 +86,79 @@ check "tmpfs_has_8m_free" {
   }
 }
 `, e.node)
+	steps := []resource.TestStep{
+		{
+			Config: config,
+			ConfigStateChecks: []statecheck.StateCheck{
+				matchesDF(addr, e.node, ext4),
+				statecheck.ExpectKnownValue(addr, tfjsonpath.New("id"), knownvalue.StringExact("node_path:"+ext4)),
+				statecheck.ExpectKnownValue(addr, fsPath(e.node, "fs_type"), knownvalue.StringExact("ext4")),
+				statecheck.ExpectKnownValue(addr, fsPath(e.node, "mount_point"), knownvalue.StringExact(ext4)),
+				statecheck.ExpectKnownValue(addr, fsPath(e.node, "read_only"), knownvalue.Bool(false)),
+				statecheck.ExpectKnownValue(addr, fsPath(e.node, "block_devices"), knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact(loop)})),
+				statecheck.ExpectKnownValue(addr, fsPath(e.node, "disks").AtSliceIndex(0).AtMapKey("backing_file"), knownvalue.StringExact(image)),
+				statecheck.ExpectKnownValue(addr, fsPath(e.node, "disks").AtSliceIndex(0).AtMapKey("rotational"), knownvalue.Bool(loopRotational)),
+				statecheck.ExpectKnownValue(addr, fsPath(e.node, "disks").AtSliceIndex(0).AtMapKey("nvme"), knownvalue.Bool(false)),
+				statecheck.ExpectKnownValue(addr, fsPath(e.node, "disks").AtSliceIndex(0).AtMapKey("size_bytes"), knownvalue.Int64Exact(64<<20)),
+				statecheck.ExpectKnownValue(addr, fsPath(e.node, "rotational"), knownvalue.Bool(loopRotational)),
+				statecheck.ExpectKnownValue(addr, tfjsonpath.New("totals").AtMapKey("nodes"), knownvalue.Int64Exact(1)),
+				statecheck.ExpectKnownValue(addr, tfjsonpath.New("totals").AtMapKey("min_available_node"), knownvalue.StringExact(e.node)),
+				statecheck.ExpectKnownValue(addr, tfjsonpath.New("summary"), knownvalue.StringRegexp(expectError(e.node+`: .*ext4.* on /dev/`+loop+` \(ext4 at `+ext4))),
+				statecheck.ExpectKnownValue(addr, tfjsonpath.New("storage_class"), knownvalue.Null()),
+				statecheck.ExpectKnownValue(addr, tfjsonpath.New("capacity_sources"), knownvalue.Null()),
+
+				matchesDF("data.clusterstorage_storage_capacity.tmpfs", e.node, tmpfs),
+				statecheck.ExpectKnownValue("data.clusterstorage_storage_capacity.tmpfs", fsPath(e.node, "size_bytes"), knownvalue.Int64Exact(16<<20)),
+				statecheck.ExpectKnownValue("data.clusterstorage_storage_capacity.tmpfs", fsPath(e.node, "used_bytes"), knownvalue.Int64Exact(3<<20)),
+				statecheck.ExpectKnownValue("data.clusterstorage_storage_capacity.tmpfs", fsPath(e.node, "block_devices"), knownvalue.ListExact(nil)),
+				statecheck.ExpectKnownValue("data.clusterstorage_storage_capacity.tmpfs", fsPath(e.node, "disks"), knownvalue.ListExact(nil)),
+				statecheck.ExpectKnownValue("data.clusterstorage_storage_capacity.tmpfs", fsPath(e.node, "rotational"), knownvalue.Null()),
+				statecheck.ExpectKnownValue("data.clusterstorage_storage_capacity.tmpfs", fsPath(e.node, "nvme"), knownvalue.Null()),
+
+				matchesDF("data.clusterstorage_storage_capacity.ro", e.node, ro),
+				statecheck.ExpectKnownValue("data.clusterstorage_storage_capacity.ro", fsPath(e.node, "read_only"), knownvalue.Bool(true)),
+
+				matchesDF("data.clusterstorage_storage_capacity.link", e.node, ext4),
+				statecheck.ExpectKnownValue("data.clusterstorage_storage_capacity.link", fsPath(e.node, "path"), knownvalue.StringExact(link)),
+				statecheck.ExpectKnownValue("data.clusterstorage_storage_capacity.link", fsPath(e.node, "resolved_path"), knownvalue.StringExact(filepath.Join(ext4, "data"))),
+				statecheck.ExpectKnownValue("data.clusterstorage_storage_capacity.link", fsPath(e.node, "exists"), knownvalue.Bool(true)),
+
+				// 64 MiB of ext4 has far less than 1 GiB free; 16 MiB of tmpfs with 3 MiB used has more than 8.
+				checkStatus("ext4_has_1g_free", tfjson.CheckStatusFail),
+				checkStatus("tmpfs_has_8m_free", tfjson.CheckStatusPass),
+			},
+		},
+		{
+			Config:      acctest.ProviderConfigSSH(sshd, e.node) + data("test", filepath.Join(dir, "missing")),
+			ExpectError: expectError(`On node "` + e.node + `", .*/missing: path does not exist: create it`),
+		},
+		{
+			Config:      acctest.ProviderConfigSSH(sshd, e.node) + data("test", filepath.Join(dir, "dangling")),
+			PreConfig:   func() { _ = os.Symlink(filepath.Join(dir, "nowhere"), filepath.Join(dir, "dangling")) }, //nolint:errcheck // the step fails when the link is missing
+			ExpectError: expectError(`symbolic link to a path that does not exist`),
+		},
+	}
+	// Without `nodes`, every node is measured: only when the test's sshd can stand for all of
+	// them, on a single-node cluster.
+	nodes, err := e.client.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(nodes.Items) == 1 {
+		steps = append(steps, resource.TestStep{
+			Config: acctest.ProviderConfigSSH(sshd, e.node) + fmt.Sprintf("data \"clusterstorage_storage_capacity\" \"test\" {\n  node_path = %q\n}\n", tmpfs),
+			ConfigStateChecks: []statecheck.StateCheck{
+				matchesDF(addr, e.node, tmpfs),
+				statecheck.ExpectKnownValue(addr, tfjsonpath.New("totals").AtMapKey("nodes"), knownvalue.Int64Exact(1)),
+			},
+		})
+	} else {
+		t.Logf("%d nodes: not measuring all nodes (the test's sshd stands for %s only)", len(nodes.Items), e.node)
+	}
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
-		Steps: []resource.TestStep{
-			{
-				Config: config,
-				ConfigStateChecks: []statecheck.StateCheck{
-					matchesDF(addr, e.node, ext4),
-					statecheck.ExpectKnownValue(addr, tfjsonpath.New("id"), knownvalue.StringExact("node_path:"+ext4)),
-					statecheck.ExpectKnownValue(addr, fsPath(e.node, "fs_type"), knownvalue.StringExact("ext4")),
-					statecheck.ExpectKnownValue(addr, fsPath(e.node, "mount_point"), knownvalue.StringExact(ext4)),
-					statecheck.ExpectKnownValue(addr, fsPath(e.node, "read_only"), knownvalue.Bool(false)),
-					statecheck.ExpectKnownValue(addr, fsPath(e.node, "block_devices"), knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact(loop)})),
-					statecheck.ExpectKnownValue(addr, fsPath(e.node, "disks").AtSliceIndex(0).AtMapKey("backing_file"), knownvalue.StringExact(image)),
-					statecheck.ExpectKnownValue(addr, fsPath(e.node, "disks").AtSliceIndex(0).AtMapKey("rotational"), knownvalue.Bool(loopRotational)),
-					statecheck.ExpectKnownValue(addr, fsPath(e.node, "disks").AtSliceIndex(0).AtMapKey("nvme"), knownvalue.Bool(false)),
-					statecheck.ExpectKnownValue(addr, fsPath(e.node, "disks").AtSliceIndex(0).AtMapKey("size_bytes"), knownvalue.Int64Exact(64<<20)),
-					statecheck.ExpectKnownValue(addr, fsPath(e.node, "rotational"), knownvalue.Bool(loopRotational)),
-					statecheck.ExpectKnownValue(addr, tfjsonpath.New("totals").AtMapKey("nodes"), knownvalue.Int64Exact(1)),
-					statecheck.ExpectKnownValue(addr, tfjsonpath.New("totals").AtMapKey("min_available_node"), knownvalue.StringExact(e.node)),
-					statecheck.ExpectKnownValue(addr, tfjsonpath.New("summary"), knownvalue.StringRegexp(expectError(e.node+`: .*ext4.* on /dev/`+loop+` \(ext4 at `+ext4))),
-					statecheck.ExpectKnownValue(addr, tfjsonpath.New("storage_class"), knownvalue.Null()),
-					statecheck.ExpectKnownValue(addr, tfjsonpath.New("capacity_sources"), knownvalue.Null()),
-
-					matchesDF("data.clusterstorage_storage_capacity.tmpfs", e.node, tmpfs),
-					statecheck.ExpectKnownValue("data.clusterstorage_storage_capacity.tmpfs", fsPath(e.node, "size_bytes"), knownvalue.Int64Exact(16<<20)),
-					statecheck.ExpectKnownValue("data.clusterstorage_storage_capacity.tmpfs", fsPath(e.node, "used_bytes"), knownvalue.Int64Exact(3<<20)),
-					statecheck.ExpectKnownValue("data.clusterstorage_storage_capacity.tmpfs", fsPath(e.node, "block_devices"), knownvalue.ListExact(nil)),
-					statecheck.ExpectKnownValue("data.clusterstorage_storage_capacity.tmpfs", fsPath(e.node, "disks"), knownvalue.ListExact(nil)),
-					statecheck.ExpectKnownValue("data.clusterstorage_storage_capacity.tmpfs", fsPath(e.node, "rotational"), knownvalue.Null()),
-					statecheck.ExpectKnownValue("data.clusterstorage_storage_capacity.tmpfs", fsPath(e.node, "nvme"), knownvalue.Null()),
-
-					matchesDF("data.clusterstorage_storage_capacity.ro", e.node, ro),
-					statecheck.ExpectKnownValue("data.clusterstorage_storage_capacity.ro", fsPath(e.node, "read_only"), knownvalue.Bool(true)),
-
-					matchesDF("data.clusterstorage_storage_capacity.link", e.node, ext4),
-					statecheck.ExpectKnownValue("data.clusterstorage_storage_capacity.link", fsPath(e.node, "path"), knownvalue.StringExact(link)),
-					statecheck.ExpectKnownValue("data.clusterstorage_storage_capacity.link", fsPath(e.node, "resolved_path"), knownvalue.StringExact(filepath.Join(ext4, "data"))),
-					statecheck.ExpectKnownValue("data.clusterstorage_storage_capacity.link", fsPath(e.node, "exists"), knownvalue.Bool(true)),
-
-					// 64 MiB of ext4 has far less than 1 GiB free; 16 MiB of tmpfs with 3 MiB used has more than 8.
-					checkStatus("ext4_has_1g_free", tfjson.CheckStatusFail),
-					checkStatus("tmpfs_has_8m_free", tfjson.CheckStatusPass),
-				},
-			},
-			{
-				Config:      acctest.ProviderConfigSSH(sshd, e.node) + data("test", filepath.Join(dir, "missing")),
-				ExpectError: expectError(`On node "` + e.node + `", .*/missing: path does not exist: create it`),
-			},
-			{
-				Config:      acctest.ProviderConfigSSH(sshd, e.node) + data("test", filepath.Join(dir, "dangling")),
-				PreConfig:   func() { _ = os.Symlink(filepath.Join(dir, "nowhere"), filepath.Join(dir, "dangling")) }, //nolint:errcheck // the step fails when the link is missing
-				ExpectError: expectError(`symbolic link to a path that does not exist`),
-			},
-		},
+		Steps:                    steps,
 	})
 }
 
