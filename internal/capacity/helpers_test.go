@@ -308,3 +308,11 @@ func removeLonghornCRD(t *testing.T, dyn dynamic.Interface) {
 		t.Errorf("deleting the test's CRD: %v", err)
 	}
 }
+
+// logSummary logs the summary of the data source at address, for a reader of the test output.
+func logSummary(t *testing.T, address string) statecheck.StateCheck {
+	return stateFunc(address, func(values map[string]any) error {
+		t.Logf("%s summary:\n%v", address, values["summary"])
+		return nil
+	})
+}

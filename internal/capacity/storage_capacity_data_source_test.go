@@ -90,6 +90,7 @@ check "tmpfs_has_8m_free" {
 		{
 			Config: config,
 			ConfigStateChecks: []statecheck.StateCheck{
+				logSummary(t, addr), logSummary(t, "data.clusterstorage_storage_capacity.tmpfs"),
 				matchesDF(addr, e.node, ext4),
 				statecheck.ExpectKnownValue(addr, tfjsonpath.New("id"), knownvalue.StringExact("node_path:"+ext4)),
 				statecheck.ExpectKnownValue(addr, fsPath(e.node, "fs_type"), knownvalue.StringExact("ext4")),
@@ -267,6 +268,7 @@ func TestAccStorageCapacity_storageClass(t *testing.T) {
 			{
 				Config: data(local),
 				ConfigStateChecks: []statecheck.StateCheck{
+					logSummary(t, addr),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("class_provisioner"), knownvalue.StringExact(capacity.NoProvisioner)),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("capacity_sources"), knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact("available_volumes")})),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("available_volumes"), knownvalue.ObjectExact(map[string]knownvalue.Check{
@@ -284,6 +286,7 @@ func TestAccStorageCapacity_storageClass(t *testing.T) {
 			{
 				Config: data(csi),
 				ConfigStateChecks: []statecheck.StateCheck{
+					logSummary(t, addr),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("capacity_sources"), knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact("csi_storage_capacity")})),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("available_volumes"), knownvalue.Null()),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("csi_storage_capacity"), knownvalue.ObjectExact(map[string]knownvalue.Check{
@@ -368,6 +371,7 @@ func TestAccStorageCapacity_longhorn(t *testing.T) {
 	gi := func(n int64) knownvalue.Check { return knownvalue.Int64Exact(n << 30) }
 	node := tfjsonpath.New("longhorn_nodes").AtMapKey(e.node)
 	checks := []statecheck.StateCheck{
+		logSummary(t, addr),
 		statecheck.ExpectKnownValue(addr, tfjsonpath.New("id"), knownvalue.StringExact("backend:longhorn/"+e.ns)),
 		statecheck.ExpectKnownValue(addr, node.AtMapKey("ready"), knownvalue.Bool(true)),
 		statecheck.ExpectKnownValue(addr, node.AtMapKey("storage_maximum_bytes"), gi(100)),
@@ -446,6 +450,7 @@ func TestAccStorageCapacity_openEBS(t *testing.T) {
 			{
 				Config: data(e.ns, ""),
 				ConfigStateChecks: []statecheck.StateCheck{
+					logSummary(t, addr),
 					matchesDF(addr, e.node, tmpfs),
 					statecheck.ExpectKnownValue(addr, fsPath(e.node, "path"), knownvalue.StringExact(base)),
 					statecheck.ExpectKnownValue(addr, fsPath(e.node, "exists"), knownvalue.Bool(false)),
