@@ -37,7 +37,8 @@ const (
 	OpenEBSLocalProvisioner = "openebs.io/local"
 	OpenEBSConfigAnnotation = "cas.openebs.io/config"
 	OpenEBSDefaultBasePath  = "/var/openebs/local"
-	// helmReleaseNamespace is the annotation Helm puts on every object of a release.
+	// helmReleaseNamespace is the annotation Helm puts on every object of a release it installs,
+	// upgrades or rolls back (helm v3 pkg/action/validate.go, setMetadataVisitor).
 	helmReleaseNamespace = "meta.helm.sh/release-namespace"
 )
 

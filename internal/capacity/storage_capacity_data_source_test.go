@@ -503,6 +503,12 @@ func TestAccStorageCapacity_badInput(t *testing.T) {
 			PlanOnly:    true,
 		})
 	}
+	// A node path without the provider's ssh block says what to add.
+	steps = append(steps, resource.TestStep{
+		Config:      acctest.ProviderConfig() + fmt.Sprintf("data \"clusterstorage_storage_capacity\" \"test\" {\n  node_path = \"/\"\n  nodes = [%q]\n}\n", acctest.Node(t)),
+		ExpectError: expectError(`the provider has no ssh block: add .ssh`),
+		PlanOnly:    true,
+	})
 	// An unknown node is refused while planning too (the data source is read during plan).
 	steps = append(steps, resource.TestStep{
 		Config:      acctest.ProviderConfig() + "data \"clusterstorage_storage_capacity\" \"test\" {\n  node_path = \"/\"\n  nodes = [\"acc-cap-no-such-node\"]\n}\n",
