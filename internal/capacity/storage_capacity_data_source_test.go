@@ -476,6 +476,68 @@ func TestAccStorageCapacity_openEBS(t *testing.T) {
 	})
 }
 
+// The whole flow a user writes: OpenEBS installed by clusterstorage_storage_backend from the
+// fixture chart repository (the 4.3.0 layout: its hostpath class as the real chart renders it,
+// marked by Helm as the release's), and the data source pointed at that backend.
+func TestAccStorageCapacity_openEBSRelease(t *testing.T) {
+	needRoot(t)
+	e := setup(t)
+	if !acctest.LocalCluster() {
+		t.Skip("the fixture charts' pods use images only the project's local cluster has")
+	}
+	sshd := acctest.StartSSHD(t)
+	repo := acctest.StartChartRepo(t, acctest.ChartsDir())
+	tmpfs := filepath.Join(t.TempDir(), "tmpfs")
+	mount(t, tmpfs, "-t", "tmpfs", "-o", "size=20m", "tmpfs")
+	base := filepath.Join(tmpfs, "openebs")
+	if err := os.Mkdir(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	class := acctest.RandomName("acc-cap-hostpath")
+	config := acctest.ProviderConfigSSH(sshd, e.node) + fmt.Sprintf(`
+resource "clusterstorage_storage_backend" "openebs" {
+  type       = "openebs"
+  repository = %q
+  version    = "4.3.0"
+  namespace  = %q
+  openebs = {
+    hostpath_class_name = %q
+    hostpath_base_path  = %q
+  }
+}
+
+data "clusterstorage_storage_capacity" "test" {
+  backend = {
+    type      = clusterstorage_storage_backend.openebs.type
+    namespace = clusterstorage_storage_backend.openebs.namespace
+  }
+  nodes = [%q]
+
+  lifecycle {
+    postcondition {
+      condition     = self.totals.min_available_bytes >= 10485760
+      error_message = "less than 10 MiB for hostpath volumes: ${self.summary}"
+    }
+  }
+}
+`, repo, e.ns, class, base, e.node)
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: config,
+			ConfigStateChecks: []statecheck.StateCheck{
+				logSummary(t, addr),
+				matchesDF(addr, e.node, tmpfs),
+				statecheck.ExpectKnownValue(addr, tfjsonpath.New("id"), knownvalue.StringExact("backend:openebs/"+e.ns)),
+				statecheck.ExpectKnownValue(addr, fsPath(e.node, "path"), knownvalue.StringExact(base)),
+				statecheck.ExpectKnownValue(addr, fsPath(e.node, "exists"), knownvalue.Bool(true)),
+				statecheck.ExpectKnownValue(addr, fsPath(e.node, "fs_type"), knownvalue.StringExact("tmpfs")),
+			},
+		}},
+	})
+}
+
 // Bad input is refused at plan, with the attribute named.
 func TestAccStorageCapacity_badInput(t *testing.T) {
 	acctest.Kube(t)
