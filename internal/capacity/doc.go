@@ -29,7 +29,9 @@
 // directory tree laid out as sysfs is (Documentation/ABI/stable/sysfs-block), passed as its
 // optional third argument; on nodes it always walks /sys. CSIStorageCapacity objects and PersistentVolumes
 // are created through the API, as a CSI driver's external-provisioner and an administrator
-// would. Longhorn's node objects are created through the API too, since no Longhorn manager can
+// would. OpenEBS is read once from a hostpath class made through the API with the annotations the
+// chart and Helm put on it, and once from a real release installed by clusterstorage_storage_backend
+// from the fixture chart repository (internal/acctest/testdata/charts). Longhorn's node objects are created through the API too, since no Longhorn manager can
 // run here: when the cluster has no nodes.longhorn.io CRD, the tests install
 // testdata/longhorn-nodes-crd.yaml (the real CRD's group, names, scope, version and status
 // subresource, with the schema reduced to the fields read here plus x-kubernetes-preserve-unknown-fields)
