@@ -316,3 +316,60 @@ func logSummary(t *testing.T, address string) statecheck.StateCheck {
 		return nil
 	})
 }
+
+// matchesLsblk checks block_devices and disks of filesystems[node] against util-linux's lsblk,
+// which reads the same sysfs on its own: `lsblk -s` lists a device and everything below it.
+func matchesLsblk(address, node string) statecheck.StateCheck {
+	return stateFunc(address, func(values map[string]any) error {
+		fss, _ := values["filesystems"].(map[string]any)
+		fs, _ := fss[node].(map[string]any)
+		if fs == nil {
+			return fmt.Errorf("no filesystems[%q]", node)
+		}
+		device := fmt.Sprint(fs["device"])
+		out, err := exec.Command("lsblk", "-P", "-s", "-b", "-o", "KNAME,TYPE,ROTA,RO,RM,SIZE,MODEL", device).Output()
+		if err != nil {
+			return fmt.Errorf("lsblk %s: %w", device, err)
+		}
+		var names []any
+		var disks []map[string]any
+		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			row := map[string]string{}
+			for _, m := range regexp.MustCompile(`(\w+)="([^"]*)"`).FindAllStringSubmatch(line, -1) {
+				row[m[1]] = m[2]
+			}
+			names = append(names, row["KNAME"])
+			if row["TYPE"] == "disk" || row["TYPE"] == "loop" {
+				size, err := strconv.ParseInt(row["SIZE"], 10, 64)
+				if err != nil {
+					return fmt.Errorf("lsblk size %q: %w", row["SIZE"], err)
+				}
+				disks = append(disks, map[string]any{
+					"name": row["KNAME"], "rotational": row["ROTA"] == "1", "read_only": row["RO"] == "1",
+					"removable": row["RM"] == "1", "size_bytes": size, "model": strings.TrimSpace(row["MODEL"]),
+				})
+			}
+		}
+		got, _ := fs["block_devices"].([]any)
+		if fmt.Sprint(got) != fmt.Sprint(names) {
+			return fmt.Errorf("block_devices %v, lsblk -s %s says %v", got, device, names)
+		}
+		gotDisks, _ := fs["disks"].([]any)
+		if len(gotDisks) != len(disks) {
+			return fmt.Errorf("disks %v, lsblk says %v", gotDisks, disks)
+		}
+		for i, want := range disks {
+			d, _ := gotDisks[i].(map[string]any)
+			model := ""
+			if d["model"] != nil {
+				model = fmt.Sprint(d["model"])
+			}
+			have := map[string]any{"name": d["name"], "rotational": d["rotational"], "read_only": d["read_only"],
+				"removable": d["removable"], "size_bytes": int64(number(d["size_bytes"])), "model": model}
+			if fmt.Sprint(have) != fmt.Sprint(want) {
+				return fmt.Errorf("disk %d: %v, lsblk says %v", i, have, want)
+			}
+		}
+		return nil
+	})
+}

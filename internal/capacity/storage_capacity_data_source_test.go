@@ -71,7 +71,7 @@ func TestAccStorageCapacity_nodePath(t *testing.T) {
 	data := func(name, p string) string {
 		return fmt.Sprintf("data \"clusterstorage_storage_capacity\" %q {\n  node_path = %q\n  nodes     = [%q]\n}\n", name, p, e.node)
 	}
-	config := acctest.ProviderConfigSSH(sshd, e.node) + data("test", ext4) + data("tmpfs", tmpfs) + data("ro", ro) + data("link", link) +
+	config := acctest.ProviderConfigSSH(sshd, e.node) + data("test", ext4) + data("tmpfs", tmpfs) + data("ro", ro) + data("link", link) + data("root", "/") +
 		fmt.Sprintf(`
 check "ext4_has_1g_free" {
   assert {
@@ -120,6 +120,10 @@ check "tmpfs_has_8m_free" {
 				statecheck.ExpectKnownValue("data.clusterstorage_storage_capacity.ro", fsPath(e.node, "read_only"), knownvalue.Bool(true)),
 
 				matchesDF("data.clusterstorage_storage_capacity.link", e.node, ext4),
+				matchesLsblk(addr, e.node),
+				// The root filesystem changes while the test runs: its disk is compared, not its numbers.
+				matchesLsblk("data.clusterstorage_storage_capacity.root", e.node),
+				logSummary(t, "data.clusterstorage_storage_capacity.root"),
 				statecheck.ExpectKnownValue("data.clusterstorage_storage_capacity.link", fsPath(e.node, "path"), knownvalue.StringExact(link)),
 				statecheck.ExpectKnownValue("data.clusterstorage_storage_capacity.link", fsPath(e.node, "resolved_path"), knownvalue.StringExact(filepath.Join(ext4, "data"))),
 				statecheck.ExpectKnownValue("data.clusterstorage_storage_capacity.link", fsPath(e.node, "exists"), knownvalue.Bool(true)),
