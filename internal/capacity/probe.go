@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -171,6 +172,11 @@ func parseFS(asked string, out []byte) (Filesystem, mountEntry, error) {
 	}
 	if statfs == nil {
 		return Filesystem{}, mountEntry{}, fmt.Errorf("no statfs line reading the filesystem of %s: %q", asked, tail(text))
+	}
+	for _, blocks := range statfs[1:4] {
+		if statfs[0] != 0 && blocks > math.MaxInt64/statfs[0] {
+			return Filesystem{}, mountEntry{}, fmt.Errorf("implausible statfs numbers reading the filesystem of %s: %v", asked, statfs)
+		}
 	}
 	fs.setStatfs(statfs[0], statfs[1], statfs[2], statfs[3], statfs[4], statfs[5])
 

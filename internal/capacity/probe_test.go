@@ -317,3 +317,10 @@ func TestBlockScriptWalksLVM(t *testing.T) {
 		t.Errorf("no such device: chain %v disks %+v", chain, disks)
 	}
 }
+
+func TestParseFSImplausible(t *testing.T) {
+	out := "exists yes\ndev 1\nstatfs 4096 9223372036854775807 1 1 1 1\nmountinfo\n1 2 0:1 / / rw - tmpfs t rw\nresolved\n/\n"
+	if _, _, err := parseFS("/", []byte(out)); err == nil || !strings.Contains(err.Error(), "implausible") {
+		t.Errorf("a size beyond int64 was accepted: %v", err)
+	}
+}
