@@ -367,6 +367,19 @@ func TestAccStorageCapacity_longhorn(t *testing.T) {
 		t.Fatalf("setting the Longhorn node's status: %v", err)
 	}
 	empty := setup(t)
+	// A namespace whose Longhorn knows another node only.
+	ghost := setup(t)
+	ghostNode := acctest.RandomName("acc-cap-ghost")
+	if _, err := dyn.Resource(capacity.LonghornNodeGVR).Namespace(ghost.ns).Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "longhorn.io/v1beta2", "kind": "Node",
+		"metadata": map[string]any{"name": ghostNode, "namespace": ghost.ns},
+		"spec":     map[string]any{"allowScheduling": true},
+	}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = dyn.Resource(capacity.LonghornNodeGVR).Namespace(ghost.ns).Delete(context.Background(), ghostNode, metav1.DeleteOptions{}) //nolint:errcheck // best effort
+	})
 
 	data := func(body string) string {
 		return acctest.ProviderConfig() + "data \"clusterstorage_storage_capacity\" \"test\" {\n" + body + "\n}\n"
@@ -408,6 +421,10 @@ func TestAccStorageCapacity_longhorn(t *testing.T) {
 			{
 				Config:      data(backend + "  nodes = [\"acc-cap-no-such-node\"]\n"),
 				ExpectError: expectError(`node "acc-cap-no-such-node" not found in the cluster; its nodes are: .*` + e.node),
+			},
+			{
+				Config:      data(fmt.Sprintf("  backend = { type = \"longhorn\", namespace = %q }\n  nodes = [%q]\n", ghost.ns, e.node)),
+				ExpectError: expectError(`Longhorn in namespace ` + ghost.ns + ` has no node object for "` + e.node + `" \(it has: ` + ghostNode + `\)`),
 			},
 			{
 				Config:      data(fmt.Sprintf("  backend = { type = \"longhorn\", namespace = %q }\n", empty.ns)),
