@@ -8,6 +8,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/crypto/ssh"
@@ -243,9 +244,12 @@ func (h *Host) run(ctx context.Context, session *ssh.Session, line, shown string
 	defer session.Close() //nolint:errcheck // the session is finished either way; Close often reports io.EOF.
 	stdout, stderr := &capture{}, &capture{}
 	pid := newPIDSniffer(tee(stderr, opts.Stderr))
+	// The session's copy goroutines can outlive a stop that could not end the command: the gates
+	// cut them off from the Result and the caller's writers before run returns.
+	outGate, errGate := &gate{w: tee(stdout, opts.Stdout)}, &gate{w: pid}
 	session.Stdin = opts.Stdin
-	session.Stdout = tee(stdout, opts.Stdout)
-	session.Stderr = pid
+	session.Stdout = outGate
+	session.Stderr = errGate
 
 	res := &Result{Command: shown}
 	start := time.Now()
@@ -265,6 +269,8 @@ func (h *Host) run(ctx context.Context, session *ssh.Session, line, shown string
 		stopErr = h.stop(ctx, session, done, pid, sudo)
 	}
 	res.Duration = time.Since(start)
+	outGate.close()
+	errGate.close()
 	res.Stdout, res.Stderr = stdout.buf.Bytes(), stderr.buf.Bytes()
 	res.Truncated = stdout.truncated || stderr.truncated
 
@@ -458,6 +464,29 @@ func (c *capture) Write(p []byte) (int, error) {
 	}
 	c.buf.Write(p)
 	return len(p), nil
+}
+
+// gate passes writes on to w until closed, and drops them after.
+type gate struct {
+	mu     sync.Mutex
+	w      io.Writer
+	closed bool
+}
+
+func (g *gate) Write(p []byte) (int, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return len(p), nil
+	}
+	return g.w.Write(p)
+}
+
+// close stops the writes; once it returns, w is never written again.
+func (g *gate) close() {
+	g.mu.Lock()
+	g.closed = true
+	g.mu.Unlock()
 }
 
 // tee writes to c and, when set, to w.

@@ -896,3 +896,67 @@ func parseKey(t *testing.T, line string) ssh.PublicKey {
 	}
 	return key
 }
+
+// TestExec_StopReturnsBeforeTheSessionEnds cancels a command on a node whose login prints to
+// stderr before the command runs (an sshd ForceCommand wrapper, as audit setups use), so the
+// process id line is not first, stop cannot kill the command and returns while the session still
+// runs. Exec must return a Result no session goroutine writes to any more and stop writing to the
+// caller's writers (run with -race: Exec read the buffers the session's copy goroutines wrote).
+func TestExec_StopReturnsBeforeTheSessionEnds(t *testing.T) {
+	s := acctest.StartSSHDWith(t, acctest.SSHDOptions{ExtraConfig: []string{
+		`ForceCommand echo "audit: session logged" >&2; eval "$SSH_ORIGINAL_COMMAND"`,
+	}})
+	h := newHost(t, newPool(t, node.PoolOptions{}), target(s))
+	const marker = "27.75" // the command's sleep, to end it
+	t.Cleanup(func() {
+		for _, pid := range processesWith(t, marker) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go func() {
+		deadline := time.Now().Add(10 * time.Second)
+		for len(processesWith(t, marker)) == 0 && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		cancel()
+	}()
+	out := &lockedWriter{}
+	res, err := h.Exec(ctx, node.Script(`echo started; sleep "$1"; echo finished`, marker), node.ExecOptions{Stdout: out})
+	out.mu.Lock()
+	out.closed = true
+	out.mu.Unlock()
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "process id was never reported") {
+		t.Fatalf("want a cancelled command that could not be stopped, got %v", err)
+	}
+	if string(res.Stdout) != "started\n" {
+		t.Errorf("stdout %q, want the line written before the stop", res.Stdout)
+	}
+	for _, pid := range processesWith(t, marker) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	out.mu.Lock()
+	defer out.mu.Unlock()
+	if out.late != 0 {
+		t.Errorf("%d bytes reached the caller's Stdout after Exec returned", out.late)
+	}
+}
+
+// lockedWriter records writes, and counts those that arrive once closed is set.
+type lockedWriter struct {
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	closed bool
+	late   int
+}
+
+func (w *lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		w.late += len(p)
+	}
+	return w.buf.Write(p)
+}
