@@ -43,8 +43,12 @@ func (h *Host) Target() Target {
 	return h.target
 }
 
-// String returns "user@host:port".
+// String returns "user@host:port", after the node's name when the target has one:
+// `node "n1" (root@10.0.0.1:22)`.
 func (h *Host) String() string {
+	if h.target.Node != "" {
+		return fmt.Sprintf("node %q (%s)", h.target.Node, h.target.String())
+	}
 	return h.target.String()
 }
 
@@ -54,7 +58,8 @@ type ExecOptions struct {
 	Stdin io.Reader
 	// Stdout and Stderr, when set, also receive the output as it arrives (for progress logging).
 	Stdout, Stderr io.Writer
-	// Timeout bounds this command, replacing Target.CommandTimeout; 0 keeps the target's.
+	// Timeout bounds this command, replacing Target.CommandTimeout; 0 keeps the target's. Commands
+	// that may run long (a copy, a benchmark) set it, so that the short default does not apply.
 	Timeout time.Duration
 }
 
@@ -74,7 +79,7 @@ type Result struct {
 
 // ExitError is returned for a command that ran and exited with a non-zero status or a signal.
 type ExitError struct {
-	// Host is "user@host:port".
+	// Host is the host as Host.String gives it: "user@host:port", after the node's name if known.
 	Host string
 	// Command is the command as run, with secrets redacted.
 	Command string
@@ -120,9 +125,11 @@ func (h *Host) Run(ctx context.Context, cmd Command) (*Result, error) {
 }
 
 // Exec runs cmd on the host, through `sudo -n --` when the target asks for sudo and its user is
-// not root. A non-zero exit returns both the Result and an *ExitError. When ctx ends or the timeout
-// passes, the command's whole process group gets SIGTERM, then SIGKILL after 2s, and Exec returns
-// an error wrapping context.Canceled or context.DeadlineExceeded. For that, every command runs
+// not root. A non-zero exit returns both the Result and an *ExitError. Every command has a
+// deadline: opts.Timeout, else Target.CommandTimeout, else ctx's deadline, else the pool's
+// DefaultCommandTimeout. When ctx ends or the timeout passes, the command's whole process group
+// gets SIGTERM, then SIGKILL after 2s, and Exec returns an error naming the host and the command and
+// wrapping context.Canceled or context.DeadlineExceeded. For that, every command runs
 // under a small `sh -c` wrapper that reports its process id on stderr first (Exec removes that
 // line), so nodes need a POSIX sh, as any Linux has.
 func (h *Host) Exec(ctx context.Context, cmd Command, opts ExecOptions) (*Result, error) {
@@ -137,13 +144,17 @@ func (h *Host) Exec(ctx context.Context, cmd Command, opts ExecOptions) (*Result
 		return nil, fmt.Errorf("command for %s: %w", h, err)
 	}
 
-	timeout := h.target.CommandTimeout
+	timeout, why := h.target.CommandTimeout, ""
 	if opts.Timeout > 0 {
 		timeout = opts.Timeout
 	}
+	if _, bounded := ctx.Deadline(); timeout == 0 && !bounded {
+		timeout = h.pool.opts.DefaultCommandTimeout
+		why = " (the default limit for a command outside an operation with a timeout: is a mount on the node hung, or a process stuck?)"
+	}
 	if timeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, timeout, fmt.Errorf("timed out after %s: %w", timeout, context.DeadlineExceeded))
+		ctx, cancel = context.WithTimeoutCause(ctx, timeout, fmt.Errorf("timed out after %s%s: %w", timeout, why, context.DeadlineExceeded))
 		defer cancel()
 	}
 

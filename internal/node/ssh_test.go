@@ -226,6 +226,39 @@ func TestExec_TimeoutKillsTheCommand(t *testing.T) {
 	}
 }
 
+// TestExec_DefaultTimeout: a command that nothing bounds (no timeout of its own or the target's,
+// a context without a deadline, as in a Terraform Read) still has one, and its error names the
+// node and the command; a context deadline replaces the default.
+func TestExec_DefaultTimeout(t *testing.T) {
+	s := acctest.StartSSHD(t)
+	tg := target(s)
+	tg.Node = "worker-1"
+	h := newHost(t, newPool(t, node.PoolOptions{DefaultCommandTimeout: time.Second}), tg)
+
+	start := time.Now()
+	_, err := h.Run(t.Context(), node.NewCommand("sleep", "29.5"))
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("want a timeout, got %v", err)
+	}
+	for _, want := range []string{`command sleep 29.5 on node "worker-1" (` + s.User + "@" + s.Addr() + ")", "timed out after 1s", "default limit"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	if elapsed := time.Since(start); elapsed > 10*time.Second {
+		t.Errorf("a 1s default took %s to return", elapsed)
+	}
+	waitFor(t, "the timed out sleep to be gone", func() bool {
+		return len(processesWith(t, "29.5")) == 0
+	})
+
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	if _, err := h.Run(ctx, node.NewCommand("sleep", "1.5")); err != nil {
+		t.Errorf("a command within its context's deadline: %v", err)
+	}
+}
+
 func TestExec_CancelKillsTheCommand(t *testing.T) {
 	s := acctest.StartSSHD(t)
 	h := newHost(t, newPool(t, node.PoolOptions{}), target(s))
