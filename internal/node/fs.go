@@ -249,19 +249,28 @@ func (h *Host) ReadFile(ctx context.Context, path string) ([]byte, error) {
 	}
 }
 
-// writeFileScript writes stdin to a temporary file next to $1, sets mode $2, and renames it over
-// $1, so readers never see a partial file.
+// writeFileScript writes stdin to $1 with mode $2: through a symbolic link to the file it points
+// to (the link stays), via a temporary file in that file's directory that is flushed to disk
+// before it is renamed over the file, and the directory flushed after, so that neither readers
+// nor a crash ever find a partial or empty file. `sync FILE` needs coreutils 8.24 (2015); older
+// ones sync everything instead.
 const writeFileScript = `umask 077
-tmp=$(mktemp "$1.XXXXXX") || exit 1
+target=$1
+if [ -L "$target" ]; then target=$(readlink -f -- "$1") || exit 1; fi
+dir=$(dirname -- "$target") || exit 1
+tmp=$(mktemp "$target.XXXXXX") || exit 1
 trap 'rm -f -- "$tmp"' EXIT
 cat > "$tmp" || exit 1
 chmod "$2" -- "$tmp" || exit 1
-mv -f -- "$tmp" "$1" || exit 1
-trap - EXIT`
+sync -- "$tmp" 2>/dev/null || sync || exit 1
+mv -f -- "$tmp" "$target" || exit 1
+trap - EXIT
+sync -- "$dir" 2>/dev/null || sync`
 
-// WriteFile replaces the file path (absolute) with data and mode (permission bits), atomically:
-// the data goes to a temporary file in the same directory, which is then renamed. The data travels
-// on stdin, never on a command line.
+// WriteFile replaces the file path (absolute) with data and mode (permission bits), atomically and
+// durably: the data goes to a temporary file in the same directory, flushed to disk, then renamed
+// over the file, and the directory is flushed. When path is a symbolic link, the file it points
+// to is replaced and the link kept. The data travels on stdin, never on a command line.
 func (h *Host) WriteFile(ctx context.Context, path string, data []byte, mode os.FileMode) error {
 	if err := checkAbsolute(path); err != nil {
 		return err

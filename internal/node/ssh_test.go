@@ -993,3 +993,103 @@ func (w *lockedWriter) Write(p []byte) (int, error) {
 	}
 	return w.buf.Write(p)
 }
+
+// TestWriteFile_ThroughSymlink: writing a path that is a symbolic link (relative, via a second
+// link) replaces the file it points to, keeps the links, and leaves no temporary file.
+func TestWriteFile_ThroughSymlink(t *testing.T) {
+	s := acctest.StartSSHD(t)
+	h := newHost(t, newPool(t, node.PoolOptions{}), target(s))
+	root := t.TempDir()
+	real := filepath.Join(root, "etc", "config.yaml")
+	linkDir := filepath.Join(root, "links")
+	for _, d := range []string{filepath.Dir(real), linkDir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(real, []byte("old\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	first, second := filepath.Join(linkDir, "config.yaml"), filepath.Join(linkDir, "again.yaml")
+	if err := os.Symlink("../etc/config.yaml", first); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("config.yaml", second); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := h.WriteFile(t.Context(), second, []byte("new\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, link := range []string{first, second} {
+		if fi, err := os.Lstat(link); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			t.Errorf("%s is no longer a symbolic link (%v)", link, err)
+		}
+	}
+	got, err := os.ReadFile(real)
+	if err != nil || string(got) != "new\n" {
+		t.Errorf("the link's target holds %q (%v), want the new data", got, err)
+	}
+	if fi, err := os.Stat(real); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Errorf("the target's mode is not the one written (%v)", err)
+	}
+	for d, want := range map[string]int{filepath.Dir(real): 1, linkDir: 2} {
+		if entries, err := os.ReadDir(d); err != nil || len(entries) != want {
+			t.Errorf("%s holds %v (%v), want %d entries: no temporary file left", d, entries, err, want)
+		}
+	}
+
+	// A link to a file that does not exist yet: the file is made where it points.
+	dangling := filepath.Join(linkDir, "new.yaml")
+	if err := os.Symlink("../etc/new.yaml", dangling); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.WriteFile(t.Context(), dangling, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := os.ReadFile(filepath.Join(root, "etc", "new.yaml")); err != nil || string(got) != "x" {
+		t.Errorf("writing through a dangling link: %q, %v", got, err)
+	}
+}
+
+// TestWriteFile_FlushesFileAndDirectory traces the remote command's system calls (strace, run by
+// an sshd ForceCommand around every command): the temporary file is fsynced before it is renamed
+// over the file, and its directory after, so a crash leaves the old or the new file, never an
+// empty one.
+func TestWriteFile_FlushesFileAndDirectory(t *testing.T) {
+	if _, err := exec.LookPath("strace"); err != nil {
+		msg := "strace not found: install it with `apt-get install -y strace` (scripts/deps.sh)"
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	traceFile := filepath.Join(t.TempDir(), "trace")
+	s := acctest.StartSSHDWith(t, acctest.SSHDOptions{ExtraConfig: []string{
+		`ForceCommand strace -f -qq -y -e trace=fsync,fdatasync,rename,renameat,renameat2 -o ` + traceFile + ` sh -c "$SSH_ORIGINAL_COMMAND"`,
+	}})
+	h := newHost(t, newPool(t, node.PoolOptions{}), target(s))
+	dir := t.TempDir()
+	file := filepath.Join(dir, "fstab")
+	if err := h.WriteFile(t.Context(), file, []byte("data\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	trace, err := os.ReadFile(traceFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	syncedFile, renamed, syncedDir := -1, -1, -1
+	for i, line := range strings.Split(string(trace), "\n") {
+		switch {
+		case strings.Contains(line, "fsync(") && strings.Contains(line, "<"+file+".") && strings.HasSuffix(line, "= 0"):
+			syncedFile = i
+		case strings.Contains(line, "rename") && strings.Contains(line, `"`+file+`"`) && strings.HasSuffix(line, "= 0"):
+			renamed = i
+		case strings.Contains(line, "fsync(") && strings.Contains(line, "<"+dir+">") && strings.HasSuffix(line, "= 0"):
+			syncedDir = i
+		}
+	}
+	if syncedFile < 0 || renamed < syncedFile || syncedDir < renamed {
+		t.Errorf("want fsync of the temporary file, then the rename, then fsync of %s; lines %d, %d, %d of the trace:\n%s", dir, syncedFile, renamed, syncedDir, trace)
+	}
+}
