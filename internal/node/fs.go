@@ -174,14 +174,19 @@ type DirOptions struct {
 	Group string
 }
 
-// mkdirScript: $1 path, $2 chmod mode or "", $3 chown spec or "".
-const mkdirScript = `mkdir -p -- "$1" || exit 1
+// mkdirScript: $1 path, $2 chmod mode or "", $3 chown spec or "". A symbolic link at $1 is
+// refused: chmod would change the mode of whatever it points to (chown -h would not follow it,
+// but chmod has no such option).
+const mkdirScript = `LC_ALL=C; export LC_ALL
+if [ -L "$1" ]; then printf '%s is a symbolic link, not a directory: its target is left alone\n' "$1" >&2; exit 1; fi
+mkdir -p -- "$1" || exit 1
 if [ -n "$2" ]; then chmod "$2" -- "$1" || exit 1; fi
-if [ -n "$3" ]; then chown -- "$3" "$1" || exit 1; fi`
+if [ -n "$3" ]; then chown -h -- "$3" "$1" || exit 1; fi`
 
 // MkdirAll makes the directory path (absolute) and any missing parents, then sets its mode and
 // owner as opts says (parents get the defaults). On an existing directory it only sets the mode and
-// owner, so it is safe to repeat.
+// owner, so it is safe to repeat. A symbolic link at path is an error: the mode and owner of what
+// it points to are never changed.
 func (h *Host) MkdirAll(ctx context.Context, path string, opts DirOptions) error {
 	if err := checkAbsolute(path); err != nil {
 		return err
@@ -229,6 +234,23 @@ func (h *Host) RemoveDir(ctx context.Context, path string) error {
 	default:
 		return fmt.Errorf("removing directory %s on %s: %w", path, h, err)
 	}
+}
+
+// RealPath returns path (absolute) with every symbolic link in it resolved, as the node sees it
+// (`realpath -m`: components that do not exist yet are kept as written).
+func (h *Host) RealPath(ctx context.Context, path string) (string, error) {
+	if err := checkAbsolute(path); err != nil {
+		return "", err
+	}
+	res, err := h.Run(ctx, NewCommand("realpath", "-m", "--", path))
+	if err != nil {
+		return "", fmt.Errorf("resolving %s on %s: %w", path, h, err)
+	}
+	out := strings.TrimSuffix(string(res.Stdout), "\n")
+	if !strings.HasPrefix(out, "/") || strings.Contains(out, "\n") {
+		return "", fmt.Errorf("resolving %s on %s: unexpected output %q", path, h, res.Stdout)
+	}
+	return out, nil
 }
 
 // ReadFile returns the contents of the file path (absolute). A missing file returns an error

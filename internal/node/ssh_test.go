@@ -1093,3 +1093,36 @@ func TestWriteFile_FlushesFileAndDirectory(t *testing.T) {
 		t.Errorf("want fsync of the temporary file, then the rename, then fsync of %s; lines %d, %d, %d of the trace:\n%s", dir, syncedFile, renamed, syncedDir, trace)
 	}
 }
+
+// TestMkdirAll_RefusesSymlink: MkdirAll on a symbolic link to a directory fails and leaves the
+// mode and owner of the directory it points to as they were.
+func TestMkdirAll_RefusesSymlink(t *testing.T) {
+	s := acctest.StartSSHD(t)
+	h := newHost(t, newPool(t, node.PoolOptions{}), target(s))
+	root := t.TempDir()
+	real, link := filepath.Join(root, "real"), filepath.Join(root, "link")
+	if err := os.Mkdir(real, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	err := h.MkdirAll(t.Context(), link, node.DirOptions{Mode: 0o777, Owner: "nobody"})
+	if err == nil || !strings.Contains(err.Error(), "is a symbolic link") {
+		t.Errorf("MkdirAll on a symbolic link: %v", err)
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := fi.Sys().(*syscall.Stat_t) //nolint:forcetypeassert // Linux.
+	if fi.Mode().Perm() != 0o700 || int(st.Uid) != os.Getuid() {
+		t.Errorf("the link's target changed: mode %s, uid %d", fi.Mode(), st.Uid)
+	}
+
+	// RealPath resolves the link, and keeps components that do not exist.
+	got, err := h.RealPath(t.Context(), filepath.Join(link, "not", "yet"))
+	if want := filepath.Join(real, "not", "yet"); err != nil || got != want {
+		t.Errorf("RealPath = %q, %v; want %q", got, err, want)
+	}
+}
