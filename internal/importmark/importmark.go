@@ -15,6 +15,7 @@ package importmark
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -55,4 +56,18 @@ func FirstRead(ctx context.Context, req Getter, resp Setter) (bool, diag.Diagnos
 	}
 	diags.Append(resp.SetKey(ctx, key, nil)...)
 	return true, diags
+}
+
+// AlreadyExistsDetail is the detail of a create that found a cluster object of that name already
+// there: it says how to bring that object under Terraform with either way of importing (the CLI
+// and, for Terraform 1.5+ and OpenTofu, an import block) or to choose another name. kind is the
+// Kubernetes kind, typeName the resource type, id the import ID.
+func AlreadyExistsDetail(kind, name, typeName, id string, err error) string {
+	return fmt.Sprintf("A %s named %s already exists in the cluster, and this resource did not create it (%v).\n\n"+
+		"To manage that %s with Terraform, import it, from the command line:\n\n"+
+		"  terraform import %s.<name> %s\n\n"+
+		"or with an import block in the configuration (Terraform 1.5+, OpenTofu):\n\n"+
+		"  import {\n    to = %s.<name>\n    id = %q\n  }\n\n"+
+		"Otherwise choose another name, or delete the existing %s if nothing uses it.",
+		kind, name, err, kind, typeName, id, typeName, id, kind)
 }

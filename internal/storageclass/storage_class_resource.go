@@ -6,9 +6,11 @@ import (
 	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
@@ -61,7 +63,11 @@ func (r *Resource) Create(ctx context.Context, req resource.CreateRequest, resp 
 	tflog.Debug(ctx, "creating StorageClass", map[string]any{"name": s.Name, "provisioner": s.Provisioner, "default": s.Default})
 	created, err := client.StorageV1().StorageClasses().Create(ctx, s.object(), metav1.CreateOptions{})
 	if err != nil {
-		resp.Diagnostics.AddError("Creating StorageClass "+s.Name+" failed", err.Error())
+		detail := err.Error()
+		if apierrors.IsAlreadyExists(err) {
+			detail = importmark.AlreadyExistsDetail("StorageClass", s.Name, "clusterstorage_storage_class", s.Name, err)
+		}
+		resp.Diagnostics.AddAttributeError(path.Root("name"), "Creating StorageClass "+s.Name+" failed", detail)
 		return
 	}
 	plan.observed(created, s.Default, false)
