@@ -316,7 +316,7 @@ resource "clusterstorage_local_pv" "test" {
 
 func TestAccLocalPV_badInput(t *testing.T) {
 	cases := map[string]struct{ body, want string }{
-		"name":            {`name = "Vol_1"`, `Invalid Kubernetes name name is "Vol_1", which is not valid`},
+		"name":            {`name = "Vol_1"`, `Did you mean "vol-1"?`},
 		"label key":       {`labels = { "disk type" = "nvme" }`, `Invalid label key`},
 		"relative path":   {`path = "mnt/disks"`, `is not absolute`},
 		"etc":             {`path = "/etc/data"`, `belongs to the operating system`},
@@ -636,7 +636,7 @@ resource "clusterstorage_local_pv" "test" {
 		parent := filepath.Join(f.root, "parent")
 		dir := filepath.Join(parent, "vol")
 		// A scratch directory inside /run, a tree the path check protects.
-		system, err := os.MkdirTemp("/run", "clusterstorage-acc-")
+		system, err := os.MkdirTemp("/run", "clusterstorage-acc-") //nolint:usetesting // must be in /run, which t.TempDir is not.
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -316,9 +316,11 @@ func TestAccStorageClass_badInput(t *testing.T) {
 		want string
 	}{
 		"name not DNS-1123": {`name = "Fast_SSD"
-  storage_provisioner = "x.io/y"`, `Invalid Kubernetes name name is "Fast_SSD", which is not valid`},
+  storage_provisioner = "x.io/y"`, `Invalid Kubernetes name`},
 		"name suggestion": {`name = "Fast_SSD"
-  storage_provisioner = "x.io/y"`, `must be a DNS-1123 subdomain lower case letters, digits, ` + "`-`" + ` and ` + "`.`" + `, starting and ending with a letter or digit, at most 253 characters, e.g. "fast-ssd" or "local.disks-1". Did you mean "fast-ssd"?`},
+  storage_provisioner = "x.io/y"`, `name = "Fast_SSD" is not valid`},
+		"name example": {`name = "Fast_SSD"
+  storage_provisioner = "x.io/y"`, `Valid values look like "fast-ssd" and "local.disks-1". Did you mean "fast-ssd"?`},
 		"reclaim policy": {`name = "ok"
   storage_provisioner = "x.io/y"
   reclaim_policy = "Recycle"`, `value must be one of`},

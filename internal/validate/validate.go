@@ -19,7 +19,7 @@ func DNSSubdomain() validator.String {
 	return stringCheck{
 		summary:     "Invalid Kubernetes name",
 		description: "must be a DNS-1123 subdomain: lower case letters, digits, `-` and `.`, starting and ending with a letter or digit, at most 253 characters",
-		example:     `"fast-ssd" or "local.disks-1"`,
+		example:     `"fast-ssd" and "local.disks-1"`,
 		check:       validation.IsDNS1123Subdomain,
 		suggest:     subdomainLike,
 	}
@@ -30,7 +30,7 @@ func LabelKey() validator.String {
 	return stringCheck{
 		summary:     "Invalid label key",
 		description: "must be a valid label key: an optional DNS subdomain prefix and `/`, then at most 63 letters, digits, `-`, `_` or `.`, starting and ending with a letter or digit",
-		example:     `"tier" or "example.com/disk-type"`,
+		example:     `"tier" and "example.com/disk-type"`,
 		check:       validation.IsQualifiedName,
 	}
 }
@@ -59,8 +59,8 @@ func (v stringCheck) ValidateString(_ context.Context, req validator.StringReque
 	if len(problems) == 0 {
 		return
 	}
-	detail := fmt.Sprintf("%s is %q, which is not valid: %s.\nThe value %s, e.g. %s.",
-		req.Path, value, strings.Join(problems, "; "), v.description, v.example)
+	detail := fmt.Sprintf("%s = %q is not valid: %s.\nValid values look like %s.",
+		req.Path, value, strings.TrimSuffix(strings.Join(problems, "; "), "."), v.example)
 	if v.suggest != nil {
 		if s := v.suggest(value); s != "" && s != value && len(v.check(s)) == 0 {
 			detail += fmt.Sprintf(" Did you mean %q?", s)

@@ -20,11 +20,11 @@ func TestValidators(t *testing.T) {
 	}{
 		{name: "valid name", v: DNSSubdomain(), value: "fast-ssd.v1"},
 		{name: "upper case and underscore", v: DNSSubdomain(), value: "Fast_SSD",
-			want: []string{"Invalid Kubernetes name", `name is "Fast_SSD", which is not valid`, "lowercase RFC 1123 subdomain", `e.g. "fast-ssd"`, `Did you mean "fast-ssd"?`}},
+			want: []string{"Invalid Kubernetes name", `name = "Fast_SSD" is not valid: a lowercase RFC 1123 subdomain`, `Valid values look like "fast-ssd"`, `Did you mean "fast-ssd"?`}},
 		{name: "nothing close", v: DNSSubdomain(), value: "__", want: []string{"Invalid Kubernetes name"}, notWant: "Did you mean"},
 		{name: "valid key", v: LabelKey(), value: "example.com/disk-type"},
 		{name: "bad key", v: LabelKey(), value: "disk type",
-			want: []string{"Invalid label key", `name is "disk type"`, `e.g. "tier"`}},
+			want: []string{"Invalid label key", `name = "disk type" is not valid`, `Valid values look like "tier"`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
