@@ -342,7 +342,8 @@ func (r *Resource) Delete(ctx context.Context, req resource.DeleteRequest, resp 
 		}
 		if err := checkDeletable(ctx, host, dirPath); err != nil {
 			resp.Diagnostics.AddError("Refusing to delete "+dirPath+" on "+nodeName, err.Error()+
-				" Nothing was deleted. Set delete_directory_on_destroy = false (and apply) to destroy only the volume.")
+				". Nothing was deleted. Remove the symbolic link if it does not belong there; or, to destroy only the volume and leave "+
+				"the directory to you, set delete_directory_on_destroy = false and create_directory = false (and apply).")
 			return
 		}
 		fi, err := host.Stat(ctx, dirPath)

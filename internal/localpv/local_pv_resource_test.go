@@ -641,16 +641,18 @@ resource "clusterstorage_local_pv" "test" {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = os.RemoveAll(system) })
-		config := func(deleteDir bool) string {
+		config := func(manageDir bool, mode string) string {
 			return f.config(fmt.Sprintf(`
 resource "clusterstorage_local_pv" "test" {
   name                        = %q
   node                        = %q
   path                        = %q
   capacity                    = "1Gi"
+  create_directory            = %t
   delete_directory_on_destroy = %t
   force_delete_data           = %t
-}`, name, f.node, dir, deleteDir, deleteDir))
+  directory_mode              = %q
+}`, name, f.node, dir, manageDir, manageDir, manageDir, mode))
 		}
 		resource.Test(t, resource.TestCase{
 			PreCheck:                 func() { acctest.PreCheck(t) },
@@ -658,7 +660,7 @@ resource "clusterstorage_local_pv" "test" {
 			CheckDestroy:             f.checkDestroyed(name),
 			Steps: []resource.TestStep{
 				{
-					Config: config(true),
+					Config: config(true, "0755"),
 					Check: func(*terraform.State) error {
 						// The data moves into /run, and parent becomes a link to it.
 						if err := os.WriteFile(filepath.Join(dir, "data"), []byte("x"), 0o600); err != nil {
@@ -674,12 +676,17 @@ resource "clusterstorage_local_pv" "test" {
 					},
 				},
 				{
-					Config:      config(true),
+					Config:      config(true, "0755"),
 					Destroy:     true,
 					ExpectError: acctest.ErrorWords("Refusing to delete " + dir),
 				},
 				{
-					Config: config(false),
+					// An update does not touch the directory behind the link either.
+					Config:      config(true, "0700"),
+					ExpectError: acctest.ErrorWords("leads through a symbolic link to " + filepath.Join(system, "vol")),
+				},
+				{
+					Config: config(false, "0755"),
 					Check: func(*terraform.State) error {
 						_, err := os.Stat(filepath.Join(system, "vol", "data"))
 						return err
