@@ -59,6 +59,10 @@ else
 	export KUBECONFIG="$CLUSTERSTORAGE_ACC_KUBECONFIG"
 fi
 
+# Every example under examples/ is formatted and validates under each CLI with this build.
+log "examples: fmt and validate"
+scripts/check-examples.sh
+
 # Unit tests, and the integration tests of the machinery packages (Helm against the cluster in
 # KUBECONFIG, SSH against a real sshd), which do not depend on the CLI and so run once.
 log "unit and integration tests"

@@ -6,6 +6,9 @@ package kube
 import (
 	"errors"
 	"fmt"
+	"net"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"k8s.io/client-go/rest"
@@ -55,20 +58,35 @@ const (
 	userAgent    = "terraform-provider-clusterstorage"
 )
 
-// ErrNoConfiguration is returned when the kubernetes block names no cluster at all.
+// ErrNoConfiguration is returned when the kubernetes block names no cluster at all and the
+// provider does not run inside a pod.
 var ErrNoConfiguration = errors.New("no Kubernetes configuration: set kubernetes.config_path " +
 	"(or KUBE_CONFIG_PATH), kubernetes.config_paths (or KUBE_CONFIG_PATHS), or kubernetes.host " +
-	"(or KUBE_HOST) with credentials in the provider block")
+	"(or KUBE_HOST) with credentials in the provider's kubernetes block; inside a pod " +
+	"(KUBERNETES_SERVICE_HOST set) the pod's service account is used instead")
+
+// ServiceAccountDir is where a pod's service account token (token) and the cluster's CA
+// certificate (ca.crt) are mounted, read by the in-cluster configuration. Tests point it at files
+// of their own.
+var ServiceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount"
 
 // RESTConfig turns the configuration into a client-go rest.Config.
 //
 // With config_path or config_paths the kubeconfig files are loaded and every explicit setting
 // (context, host, credentials...) overrides what they say, as in the hashicorp providers.
-// Without them, host and credentials must be given directly.
+// Without them, host and credentials must be given directly. With neither, inside a pod
+// (KUBERNETES_SERVICE_HOST set), the pod's service account is used, as in the hashicorp providers.
 func (c Config) RESTConfig() (*rest.Config, error) {
 	paths := c.kubeconfigPaths()
 	if len(paths) == 0 && c.Host == "" {
-		return nil, ErrNoConfiguration
+		if os.Getenv("KUBERNETES_SERVICE_HOST") == "" {
+			return nil, ErrNoConfiguration
+		}
+		cfg, err := inCluster()
+		if err != nil {
+			return nil, err
+		}
+		return c.finish(cfg), nil
 	}
 
 	overrides := &clientcmd.ConfigOverrides{
@@ -117,6 +135,11 @@ func (c Config) RESTConfig() (*rest.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building the Kubernetes client configuration: %w", err)
 	}
+	return c.finish(cfg), nil
+}
+
+// finish applies the settings every client configuration gets: rate limits and user agent.
+func (c Config) finish(cfg *rest.Config) *rest.Config {
 	cfg.QPS, cfg.Burst = defaultQPS, defaultBurst
 	if c.QPS > 0 {
 		cfg.QPS = c.QPS
@@ -125,7 +148,31 @@ func (c Config) RESTConfig() (*rest.Config, error) {
 		cfg.Burst = c.Burst
 	}
 	cfg.UserAgent = userAgent
-	return cfg, nil
+	return cfg
+}
+
+// inCluster is the pod's own configuration: the API server from KUBERNETES_SERVICE_HOST and
+// _PORT, the service account token (re-read when it rotates) and the cluster CA from
+// ServiceAccountDir.
+func inCluster() (*rest.Config, error) {
+	host, port := os.Getenv("KUBERNETES_SERVICE_HOST"), os.Getenv("KUBERNETES_SERVICE_PORT")
+	if port == "" {
+		port = "443"
+	}
+	token := filepath.Join(ServiceAccountDir, "token")
+	ca := filepath.Join(ServiceAccountDir, "ca.crt")
+	for _, f := range []string{token, ca} {
+		if !fileExists(f) {
+			return nil, fmt.Errorf("KUBERNETES_SERVICE_HOST is set, so the provider uses the pod's service "+
+				"account, but %s does not exist: mount the service account token "+
+				"(automountServiceAccountToken: true) or configure the provider's kubernetes block", f)
+		}
+	}
+	return &rest.Config{
+		Host:            "https://" + net.JoinHostPort(host, port),
+		BearerTokenFile: token,
+		TLSClientConfig: rest.TLSClientConfig{CAFile: ca},
+	}, nil
 }
 
 func (c Config) kubeconfigPaths() []string {

@@ -116,3 +116,44 @@ func TestClientsAreLazy(t *testing.T) {
 		t.Fatalf("Dynamic() = %v", err)
 	}
 }
+
+// TestRESTConfigInCluster: with nothing configured inside a pod, the pod's service account is
+// used; a missing token file says what to do.
+func TestRESTConfigInCluster(t *testing.T) {
+	dir := t.TempDir()
+	old := ServiceAccountDir
+	ServiceAccountDir = dir
+	t.Cleanup(func() { ServiceAccountDir = old })
+
+	t.Setenv("KUBERNETES_SERVICE_HOST", "")
+	if _, err := (Config{}).RESTConfig(); !errors.Is(err, ErrNoConfiguration) {
+		t.Fatalf("outside a pod: got %v, want ErrNoConfiguration", err)
+	}
+
+	t.Setenv("KUBERNETES_SERVICE_HOST", "10.43.0.1")
+	t.Setenv("KUBERNETES_SERVICE_PORT", "443")
+	_, err := (Config{}).RESTConfig()
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "token")+" does not exist") {
+		t.Fatalf("no token file: got %v", err)
+	}
+
+	for _, f := range []string{"token", "ca.crt"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg, err := (Config{}).RESTConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Host != "https://10.43.0.1:443" || cfg.BearerTokenFile != filepath.Join(dir, "token") ||
+		cfg.CAFile != filepath.Join(dir, "ca.crt") || cfg.UserAgent != userAgent {
+		t.Fatalf("in-cluster config: host %q token file %q CA %q agent %q", cfg.Host, cfg.BearerTokenFile, cfg.CAFile, cfg.UserAgent)
+	}
+
+	// An explicit configuration wins over the pod's.
+	cfg, err = (Config{Host: "https://other:6443", Token: "t"}).RESTConfig()
+	if err != nil || cfg.Host != "https://other:6443" {
+		t.Fatalf("explicit host inside a pod: %v %v", cfg, err)
+	}
+}

@@ -19,7 +19,7 @@ resource "clusterstorage_k3s_data_dir_migration" "nvme" {
   # `terraform destroy` moves the data back with the same procedure (default: only forget).
   restore_on_destroy = true
 
-  timeouts {
+  timeouts = {
     create = "2h"
   }
 }

@@ -2,7 +2,7 @@
 # picks the node the volume lives on.
 resource "clusterstorage_storage_class" "local" {
   name                = "local-nvme"
-  storage_provisioner         = "kubernetes.io/no-provisioner"
+  storage_provisioner = "kubernetes.io/no-provisioner"
   volume_binding_mode = "WaitForFirstConsumer"
   reclaim_policy      = "Retain"
 }
@@ -11,7 +11,7 @@ resource "clusterstorage_storage_class" "local" {
 # the same apply, so the cluster never has two defaults.
 resource "clusterstorage_storage_class" "hostpath" {
   name                   = "openebs-hostpath-fast"
-  storage_provisioner            = "openebs.io/local"
+  storage_provisioner    = "openebs.io/local"
   volume_binding_mode    = "WaitForFirstConsumer"
   allow_volume_expansion = false
   default                = true
