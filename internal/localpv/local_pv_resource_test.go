@@ -699,3 +699,51 @@ resource "clusterstorage_local_pv" "test" {
 		}
 	})
 }
+
+// TestAccLocalPV_importUnpinned: a local volume without a kubernetes.io/hostname term cannot be
+// imported; the error says how to pin it.
+func TestAccLocalPV_importUnpinned(t *testing.T) {
+	f := newFixture(t)
+	name := acctest.RandomName("acc-pv")
+	pv := &corev1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: corev1.PersistentVolumeSpec{
+			Capacity:               corev1.ResourceList{corev1.ResourceStorage: k8sresource.MustParse("1Gi")},
+			AccessModes:            []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			PersistentVolumeSource: corev1.PersistentVolumeSource{Local: &corev1.LocalVolumeSource{Path: filepath.Join(f.root, "vol")}},
+			NodeAffinity: &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+				MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "topology.kubernetes.io/zone", Operator: corev1.NodeSelectorOpIn, Values: []string{"a"}}},
+			}}}},
+		},
+	}
+	if _, err := f.client.CoreV1().PersistentVolumes().Create(context.Background(), pv, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = f.client.CoreV1().PersistentVolumes().Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
+	config := f.config(fmt.Sprintf(`
+resource "clusterstorage_local_pv" "test" {
+  name     = %q
+  node     = %q
+  path     = %q
+  capacity = "1Gi"
+}`, name, f.node, pv.Spec.Local.Path))
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config:        config,
+			ResourceName:  addr,
+			ImportState:   true,
+			ImportStateId: name,
+			ExpectError:   acctest.ErrorWords("Volume not pinned to a node"),
+		}, {
+			Config:        config,
+			ResourceName:  addr,
+			ImportState:   true,
+			ImportStateId: name,
+			ExpectError:   acctest.ErrorWords("Pin it to its node"),
+		}},
+	})
+}
