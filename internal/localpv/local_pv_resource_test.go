@@ -722,7 +722,14 @@ func TestAccLocalPV_importUnpinned(t *testing.T) {
 	t.Cleanup(func() {
 		_ = f.client.CoreV1().PersistentVolumes().Delete(context.Background(), name, metav1.DeleteOptions{})
 	})
-	config := f.config(fmt.Sprintf(`
+	// An import step's own configuration is used as written: it names the provider's source, or
+	// OpenTofu would look for it in its own registry instead of using the one under test.
+	config := `terraform {
+  required_providers {
+    clusterstorage = { source = "registry.terraform.io/hashicorp/clusterstorage" }
+  }
+}
+` + f.config(fmt.Sprintf(`
 resource "clusterstorage_local_pv" "test" {
   name     = %q
   node     = %q
