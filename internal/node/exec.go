@@ -384,49 +384,92 @@ func (h *Host) stop(ctx context.Context, session *ssh.Session, done <-chan error
 	return nil
 }
 
-// pidSniffer takes the first stderr line written by pidScript off the stream and reports the
-// process id in it; everything else goes to w.
+// pidSniffer takes the line written by pidScript off the stderr stream and reports the process id
+// in it; everything else goes to w. Lines before it come from the node's login environment (a
+// shell startup file, an sshd ForceCommand wrapper) and are passed on; after pidScanLimit bytes
+// of them it stops looking, and the command cannot be stopped by process id.
 type pidSniffer struct {
-	w    io.Writer
-	id   chan int
-	buf  []byte
-	seen bool
+	w  io.Writer
+	id chan int
+	// buf holds the start of a line that may be the pid line.
+	buf []byte
+	// midLine is set while passing on a line too long to be the pid line.
+	midLine bool
+	// passed counts the bytes passed on before the pid line.
+	passed int
+	seen   bool
 }
 
 func newPIDSniffer(w io.Writer) *pidSniffer {
 	return &pidSniffer{w: w, id: make(chan int, 1)}
 }
 
-const pidPrefix = "clusterstorage-pid:"
+const (
+	pidPrefix = "clusterstorage-pid:"
+	// pidLineMax is longer than any pid line.
+	pidLineMax = 64
+	// pidScanLimit is how much output before the pid line is looked through.
+	pidScanLimit = 16 << 10
+)
 
 func (s *pidSniffer) Write(p []byte) (int, error) {
 	n := len(p)
-	if !s.seen {
-		s.buf = append(s.buf, p...)
+	if s.seen {
+		if _, err := s.w.Write(p); err != nil {
+			return 0, err
+		}
+		return n, nil
+	}
+	s.buf = append(s.buf, p...)
+	for !s.seen && len(s.buf) > 0 {
 		i := bytes.IndexByte(s.buf, '\n')
-		if i < 0 && len(s.buf) < 64 {
+		var out []byte
+		switch {
+		case s.midLine && i < 0:
+			out, s.buf = s.buf, nil
+		case s.midLine:
+			out, s.buf, s.midLine = s.buf[:i+1], s.buf[i+1:], false
+		case i < 0 && len(s.buf) < pidLineMax:
 			return n, nil // the line is not complete yet
-		}
-		s.seen = true
-		p, s.buf = s.buf, nil
-		if i >= 0 && bytes.HasPrefix(p, []byte(pidPrefix)) {
-			if id, err := strconv.Atoi(string(p[len(pidPrefix):i])); err == nil && id > 0 {
+		case i < 0:
+			out, s.buf, s.midLine = s.buf, nil, true
+		default:
+			if id, ok := parsePIDLine(s.buf[:i]); ok {
 				s.id <- id
-				p = p[i+1:]
+				s.seen = true
+				s.buf = s.buf[i+1:]
+				continue
 			}
+			out, s.buf = s.buf[:i+1], s.buf[i+1:]
 		}
-		if len(p) == 0 {
-			return n, nil
+		if _, err := s.w.Write(out); err != nil {
+			return 0, err
+		}
+		if s.passed += len(out); s.passed >= pidScanLimit {
+			s.seen = true
 		}
 	}
-	if _, err := s.w.Write(p); err != nil {
-		return 0, err
+	if s.seen && len(s.buf) > 0 {
+		rest := s.buf
+		s.buf = nil
+		if _, err := s.w.Write(rest); err != nil {
+			return 0, err
+		}
 	}
 	return n, nil
 }
 
-// flush passes on what was held back while waiting for the first line (when the command ended
-// before writing a full line, e.g. a shell that failed to start).
+// parsePIDLine returns the process id of a pid line.
+func parsePIDLine(line []byte) (int, bool) {
+	if !bytes.HasPrefix(line, []byte(pidPrefix)) {
+		return 0, false
+	}
+	id, err := strconv.Atoi(string(line[len(pidPrefix):]))
+	return id, err == nil && id > 0
+}
+
+// flush passes on what was held back while waiting for a complete line (when the command ended
+// before writing one, e.g. a shell that failed to start).
 func (s *pidSniffer) flush() {
 	if !s.seen && len(s.buf) > 0 {
 		s.seen = true

@@ -930,14 +930,14 @@ func parseKey(t *testing.T, line string) ssh.PublicKey {
 	return key
 }
 
-// TestExec_StopReturnsBeforeTheSessionEnds cancels a command on a node whose login prints to
-// stderr before the command runs (an sshd ForceCommand wrapper, as audit setups use), so the
-// process id line is not first, stop cannot kill the command and returns while the session still
-// runs. Exec must return a Result no session goroutine writes to any more and stop writing to the
-// caller's writers (run with -race: Exec read the buffers the session's copy goroutines wrote).
+// TestExec_StopReturnsBeforeTheSessionEnds cancels a command on a node whose login writes more to
+// stderr before the command runs than Exec looks through for the process id line, so stop cannot
+// kill the command and returns while the session still runs. Exec must return a Result no
+// session goroutine writes to any more and stop writing to the caller's writers (run with -race:
+// Exec read the buffers the session's copy goroutines wrote).
 func TestExec_StopReturnsBeforeTheSessionEnds(t *testing.T) {
 	s := acctest.StartSSHDWith(t, acctest.SSHDOptions{ExtraConfig: []string{
-		`ForceCommand echo "audit: session logged" >&2; eval "$SSH_ORIGINAL_COMMAND"`,
+		`ForceCommand head -c 40000 /dev/zero | tr '\0' x >&2; eval "$SSH_ORIGINAL_COMMAND"`,
 	}})
 	h := newHost(t, newPool(t, node.PoolOptions{}), target(s))
 	const marker = "27.75" // the command's sleep, to end it
@@ -975,6 +975,36 @@ func TestExec_StopReturnsBeforeTheSessionEnds(t *testing.T) {
 	if out.late != 0 {
 		t.Errorf("%d bytes reached the caller's Stdout after Exec returned", out.late)
 	}
+}
+
+// TestExec_CancelOnANoisyLogin: a node whose login prints to stderr before the command runs (an
+// audit ForceCommand, a chatty shell startup file) still has its command stopped on cancel, and
+// the login's output stays in stderr.
+func TestExec_CancelOnANoisyLogin(t *testing.T) {
+	s := acctest.StartSSHDWith(t, acctest.SSHDOptions{ExtraConfig: []string{
+		`ForceCommand echo "audit: session logged" >&2; echo "and a line without end" | tr -d '\n' >&2; echo >&2; eval "$SSH_ORIGINAL_COMMAND"`,
+	}})
+	h := newHost(t, newPool(t, node.PoolOptions{}), target(s))
+	const marker = "26.25"
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go func() {
+		deadline := time.Now().Add(10 * time.Second)
+		for len(processesWith(t, marker)) == 0 && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		cancel()
+	}()
+	res, err := h.Run(ctx, node.NewCommand("sleep", marker))
+	if !errors.Is(err, context.Canceled) || strings.Contains(err.Error(), "stopping it on the node failed") {
+		t.Fatalf("want a cancelled and stopped command, got %v", err)
+	}
+	if !strings.HasPrefix(string(res.Stderr), "audit: session logged\nand a line without end\n") {
+		t.Errorf("stderr %q lost the login's output", res.Stderr)
+	}
+	waitFor(t, "the cancelled sleep to be gone", func() bool {
+		return len(processesWith(t, marker)) == 0
+	})
 }
 
 // lockedWriter records writes, and counts those that arrive once closed is set.
