@@ -155,15 +155,16 @@ func totalRuntime(s fio.Spec) time.Duration {
 	return d
 }
 
-// defaultVolumeSize is the space fio's files need plus 25 %, rounded up to whole GiB, at least 1Gi.
+// minVolumeSize is the smallest temporary claim defaultVolumeSize asks for.
+var minVolumeSize = k8sresource.MustParse("1Gi")
+
+// defaultVolumeSize is the space fio's files need plus 25 %, rounded up to whole GiB, at least
+// minVolumeSize.
 func defaultVolumeSize(s fio.Spec) k8sresource.Quantity {
 	const gi = int64(1) << 30
 	need := fio.SpaceBytes(s)
 	need += need / 4
-	n := (need + gi - 1) / gi
-	if n < 1 {
-		n = 1
-	}
+	n := max((need+gi-1)/gi, minVolumeSize.Value()/gi)
 	return *k8sresource.NewQuantity(n*gi, k8sresource.BinarySI)
 }
 
