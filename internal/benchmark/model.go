@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -154,15 +155,16 @@ func totalRuntime(s fio.Spec) time.Duration {
 	return d
 }
 
-// defaultVolumeSize is the space fio's files need plus 25 %, rounded up to whole GiB, at least 1Gi.
+// minVolumeSize is the smallest temporary claim defaultVolumeSize asks for.
+var minVolumeSize = k8sresource.MustParse("1Gi")
+
+// defaultVolumeSize is the space fio's files need plus 25 %, rounded up to whole GiB, at least
+// minVolumeSize.
 func defaultVolumeSize(s fio.Spec) k8sresource.Quantity {
 	const gi = int64(1) << 30
 	need := fio.SpaceBytes(s)
 	need += need / 4
-	n := (need + gi - 1) / gi
-	if n < 1 {
-		n = 1
-	}
+	n := max((need+gi-1)/gi, minVolumeSize.Value()/gi)
 	return *k8sresource.NewQuantity(n*gi, k8sresource.BinarySI)
 }
 
@@ -305,9 +307,38 @@ func (m model) spec() (fio.Spec, diag.Diagnostics) {
 	}
 	s = s.Apply(o)
 	if err := s.Validate(); err != nil {
-		diags.AddError("Invalid fio job", err.Error())
+		m.jobErrors(err, &diags)
 	}
 	return s, diags
+}
+
+// fioAttribute finds the attribute a fio.Spec.Validate message names: `job "x": block_size ...`.
+var fioAttribute = regexp.MustCompile(`^job "[^"]*": ([a-z_]+) `)
+
+// jobErrors reports each problem fio.Spec.Validate found on the attribute it names. The attribute
+// validators see every value alone, so what is left is values that do not fit together: a
+// block_size larger than size is reported on whichever of the two the configuration sets.
+func (m model) jobErrors(err error, diags *diag.Diagnostics) {
+	errs := []error{err}
+	if joined, ok := err.(interface{ Unwrap() []error }); ok { //nolint:errorlint // the parts of errors.Join, not a wrapped error.
+		errs = joined.Unwrap()
+	}
+	for _, e := range errs {
+		msg := e.Error()
+		match := fioAttribute.FindStringSubmatch(msg)
+		if match == nil {
+			diags.AddError("Invalid fio job", msg+".")
+			continue
+		}
+		attr := match[1]
+		if attr == "block_size" && strings.Contains(msg, "is larger than size") {
+			if m.BlockSize.IsNull() && !m.Size.IsNull() {
+				attr = "size"
+			}
+			msg += `: each I/O must fit in the file. Make size larger or block_size smaller, e.g. block_size = "4k" with size = "200M"`
+		}
+		diags.AddAttributeError(path.Root(attr), "Invalid fio job", msg+".")
+	}
 }
 
 // anyUnknown reports whether an input attribute is not known yet (only at validation; Terraform

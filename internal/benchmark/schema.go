@@ -60,13 +60,13 @@ func (d *DataSource) Schema(ctx context.Context, _ datasource.SchemaRequest, res
 		},
 		"namespace": schema.StringAttribute{
 			Optional: true, Computed: true,
-			MarkdownDescription: "Namespace of the claim, the temporary claim and pod, and the cache ConfigMap (default: `default`).",
+			MarkdownDescription: "Namespace of the claim, the temporary claim and pod, and the cache ConfigMap (default: `" + defaultNamespace + "`).",
 			Validators:          []validator.String{validate.DNSSubdomain()},
 		},
 		"volume_size": schema.StringAttribute{
 			Optional: true, Computed: true,
 			MarkdownDescription: "Size requested by the temporary claim of a `storage_class` run, as a Kubernetes quantity (default: the space fio's files need " +
-				"plus 25 %, rounded up to whole GiB, at least `1Gi`).",
+				"plus 25 %, rounded up to whole GiB, at least `" + minVolumeSize.String() + "`).",
 			Validators: []validator.String{quantityValidator{}},
 		},
 		"image": schema.StringAttribute{

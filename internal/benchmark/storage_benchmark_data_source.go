@@ -171,9 +171,21 @@ func (d *DataSource) Read(ctx context.Context, req datasource.ReadRequest, resp 
 func failure(err error, timeout time.Duration) string {
 	msg := err.Error()
 	if errors.Is(err, context.DeadlineExceeded) || strings.Contains(msg, "timed out after") {
-		msg += fmt.Sprintf("\n\nThe read timeout was %s (fio's runtime plus %s by default); raise it with timeouts { read = \"...\" } if the cluster is just slow.", timeout, setupAllowance)
+		msg += fmt.Sprintf("\n\nThe read timeout was %s (fio's runtime plus %s by default); raise it with `timeouts = { read = \"%s\" }` if the cluster is just slow.", timeout, setupAllowance, shortDuration(max((2*timeout).Round(time.Minute), time.Minute)))
 	}
 	return msg
+}
+
+// shortDuration writes d as a timeouts value without zero tails: `10m`, `1h`, `1h30m`.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 // checkTarget checks that the target exists, with errors that name what does exist, and returns

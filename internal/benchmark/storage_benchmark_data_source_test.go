@@ -273,14 +273,14 @@ func TestAccStorageBenchmark_badInput(t *testing.T) {
   runtime = "soon"`, `is not a duration`},
 		{`storage_class = "a"
   block_size = "4M"
-  size = "2M"`, `block_size "4M" is larger than size "2M"`},
+  size = "2M"`, `block_size "4M" is larger than size "2M": each I/O must fit in the file`},
 		{`claim = "c"
   volume_size = "1Gi"`, `volume_size sizes the temporary claim`},
 		{`storage_class = "a"
   volume_size = "100Mi"`, `volume_size 100Mi is smaller than the 200M`},
 		{`storage_class = "a"
   max_age = "-1h"`, `must not be negative`},
-		{`storage_class = "Not_A_Name"`, `DNS-1123 subdomain`},
+		{`storage_class = "Not_A_Name"`, `storage_class = "Not_A_Name" is not valid: a lowercase RFC 1123 subdomain`},
 	}
 	steps := make([]resource.TestStep, 0, len(cases))
 	for _, c := range cases {

@@ -4,6 +4,7 @@ package localpv
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -15,10 +16,13 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8stypes "k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/importmark"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/node"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/providerdata"
@@ -32,7 +36,6 @@ var (
 )
 
 const (
-	privateImported      = "imported"
 	defaultCreateTimeout = 5 * time.Minute
 	defaultDeleteTimeout = 5 * time.Minute
 	phaseWait            = 10 * time.Second
@@ -145,35 +148,16 @@ func (r *Resource) Create(ctx context.Context, req resource.CreateRequest, resp 
 	}
 
 	var dir *node.FileInfo
-	madeDir := false
 	if s.CreateDirectory {
 		host, err := r.data.HostFor(n)
 		if err != nil {
 			resp.Diagnostics.AddError("Cannot reach node "+s.Node, err.Error())
 			return
 		}
-		before, err := host.Stat(ctx, s.Path)
-		if err != nil {
-			resp.Diagnostics.AddError("Checking "+s.Path+" on "+s.Node+" failed", err.Error())
+		var madeDir bool
+		if dir, madeDir = makeDir(ctx, host, s, &resp.Diagnostics); resp.Diagnostics.HasError() {
 			return
 		}
-		if before.Exists && !before.IsDir() {
-			resp.Diagnostics.AddAttributeError(path.Root("path"), "Path is not a directory",
-				fmt.Sprintf("%s on node %s exists and is not a directory (mode %s); choose another path.", s.Path, s.Node, before.Mode))
-			return
-		}
-		tflog.Info(ctx, "making the volume directory on the node", map[string]any{"node": s.Node, "path": s.Path, "mode": s.Dir.Mode.String(), "existed": before.Exists})
-		if err := host.MkdirAll(ctx, s.Path, s.Dir); err != nil {
-			resp.Diagnostics.AddError("Making directory "+s.Path+" on "+s.Node+" failed", err.Error())
-			return
-		}
-		madeDir = !before.Exists
-		after, err := host.Stat(ctx, s.Path)
-		if err != nil {
-			resp.Diagnostics.AddError("Checking "+s.Path+" on "+s.Node+" failed", err.Error())
-			return
-		}
-		dir = &after
 		defer func() {
 			if resp.Diagnostics.HasError() && madeDir {
 				// The volume was not made: take back the empty directory this apply created.
@@ -187,9 +171,14 @@ func (r *Resource) Create(ctx context.Context, req resource.CreateRequest, resp 
 	tflog.Debug(ctx, "creating PersistentVolume", map[string]any{"name": s.Name, "node": s.Node, "path": s.Path})
 	pv, err := client.CoreV1().PersistentVolumes().Create(ctx, s.object(hostname), metav1.CreateOptions{})
 	if err != nil {
-		resp.Diagnostics.AddError("Creating PersistentVolume "+s.Name+" failed", err.Error())
+		detail := err.Error()
+		if apierrors.IsAlreadyExists(err) {
+			detail = importmark.AlreadyExistsDetail("PersistentVolume", s.Name, "clusterstorage_local_pv", s.Name, err)
+		}
+		resp.Diagnostics.AddAttributeError(path.Root("name"), "Creating PersistentVolume "+s.Name+" failed", detail)
 		return
 	}
+	resp.Diagnostics.Append(setUID(ctx, resp.Private, pv)...)
 	pv = settled(ctx, client, pv)
 	plan.observed(pv, dir, false)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
@@ -203,7 +192,7 @@ func (r *Resource) Read(ctx context.Context, req resource.ReadRequest, resp *res
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	imported, diags := req.Private.GetKey(ctx, privateImported)
+	imported, diags := importmark.FirstRead(ctx, req.Private, resp.Private)
 	resp.Diagnostics.Append(diags...)
 
 	pv, err := client.CoreV1().PersistentVolumes().Get(ctx, state.ID.ValueString(), metav1.GetOptions{})
@@ -216,23 +205,39 @@ func (r *Resource) Read(ctx context.Context, req resource.ReadRequest, resp *res
 		resp.Diagnostics.AddError("Reading PersistentVolume "+state.ID.ValueString()+" failed", err.Error())
 		return
 	}
+	recorded, diags := recordedUID(ctx, req.Private)
+	resp.Diagnostics.Append(diags...)
+	if recorded != "" && pv.UID != recorded {
+		resp.Diagnostics.AddWarning("PersistentVolume "+pv.Name+" was replaced outside Terraform",
+			fmt.Sprintf("The PersistentVolume named %s now has UID %s, not %s, the one this resource created: someone else deleted ours and made this one. "+
+				"It is not managed by this resource, which is removed from state; its directory on the node is left alone. "+
+				"To manage the new volume, import it (`terraform import` or an `import {}` block), or choose another name.", pv.Name, pv.UID, recorded))
+		resp.State.RemoveResource(ctx)
+		return
+	}
 	if pv.Spec.Local == nil {
 		resp.Diagnostics.AddError("Not a local volume", "PersistentVolume "+pv.Name+" has no `local` source; it cannot be managed as clusterstorage_local_pv.")
 		return
 	}
-	if imported != nil && nodeOf(pv) == "" {
-		resp.Diagnostics.AddError("Volume not pinned to a node", "PersistentVolume "+pv.Name+" has no kubernetes.io/hostname In [node] affinity term.")
+	if imported && nodeOf(pv) == "" {
+		resp.Diagnostics.AddError("Volume not pinned to a node",
+			"PersistentVolume "+pv.Name+" has no `kubernetes.io/hostname In [<node>]` node-affinity requirement, so it cannot be managed as "+
+				"clusterstorage_local_pv, which needs to know the node its directory is on. Pin it to its node "+
+				"(spec.nodeAffinity.required.nodeSelectorTerms[0].matchExpressions: {key: kubernetes.io/hostname, operator: In, values: [<node>]}; "+
+				"Kubernetes does not let an existing volume's node affinity change, so recreate it with kubectl), then import it again; "+
+				"or describe it with a new clusterstorage_local_pv resource instead of importing it.")
 		return
 	}
 
 	var dir *node.FileInfo
-	if imported != nil || state.CreateDirectory.ValueBool() {
+	if imported || state.CreateDirectory.ValueBool() {
 		dir = r.statDir(ctx, nodeOf(pv), pv.Spec.Local.Path, &resp.Diagnostics)
 	}
-	state.observed(pv, dir, imported != nil)
+	state.observed(pv, dir, imported)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
-	if imported != nil {
-		resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateImported, nil)...)
+	if recorded == "" {
+		// Imported, or made by a provider version that did not record it.
+		resp.Diagnostics.Append(setUID(ctx, resp.Private, pv)...)
 	}
 }
 
@@ -268,6 +273,12 @@ func (r *Resource) Update(ctx context.Context, req resource.UpdateRequest, resp 
 		return
 	}
 
+	recorded, diags := recordedUID(ctx, req.Private)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+
 	var dir *node.FileInfo
 	if s.CreateDirectory {
 		host, err := r.data.Host(ctx, s.Node)
@@ -275,17 +286,9 @@ func (r *Resource) Update(ctx context.Context, req resource.UpdateRequest, resp 
 			resp.Diagnostics.AddError("Cannot reach node "+s.Node, err.Error())
 			return
 		}
-		tflog.Info(ctx, "making sure the volume directory exists with its mode", map[string]any{"node": s.Node, "path": s.Path})
-		if err := host.MkdirAll(ctx, s.Path, s.Dir); err != nil {
-			resp.Diagnostics.AddError("Making directory "+s.Path+" on "+s.Node+" failed", err.Error())
+		if dir, _ = makeDir(ctx, host, s, &resp.Diagnostics); resp.Diagnostics.HasError() {
 			return
 		}
-		fi, err := host.Stat(ctx, s.Path)
-		if err != nil {
-			resp.Diagnostics.AddError("Checking "+s.Path+" on "+s.Node+" failed", err.Error())
-			return
-		}
-		dir = &fi
 	}
 
 	var updated *corev1.PersistentVolume
@@ -293,6 +296,10 @@ func (r *Resource) Update(ctx context.Context, req resource.UpdateRequest, resp 
 		live, err := client.CoreV1().PersistentVolumes().Get(ctx, s.Name, metav1.GetOptions{})
 		if err != nil {
 			return err
+		}
+		if recorded != "" && live.UID != recorded {
+			return fmt.Errorf("the PersistentVolume named %s now has UID %s, not %s, the one this resource created: "+
+				"it was replaced outside Terraform and is left alone; refresh (terraform plan) to drop it from state", s.Name, live.UID, recorded)
 		}
 		s.applyMutable(live, prev.Labels)
 		updated, err = client.CoreV1().PersistentVolumes().Update(ctx, live, metav1.UpdateOptions{})
@@ -320,12 +327,23 @@ func (r *Resource) Delete(ctx context.Context, req resource.DeleteRequest, resp 
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	name, nodeName, dirPath := state.ID.ValueString(), state.Node.ValueString(), state.Path.ValueString()
+	recorded, diags := recordedUID(ctx, req.Private)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
 
 	var host *node.Host
 	if state.DeleteDirectoryOnDestroy.ValueBool() {
 		var err error
 		if host, err = r.data.Host(ctx, nodeName); err != nil {
 			resp.Diagnostics.AddError("Cannot reach node "+nodeName, "The directory is to be deleted, but: "+err.Error()+" Nothing was deleted.")
+			return
+		}
+		if err := checkDeletable(ctx, host, dirPath); err != nil {
+			resp.Diagnostics.AddError("Refusing to delete "+dirPath+" on "+nodeName, err.Error()+
+				". Nothing was deleted. Remove the symbolic link if it does not belong there; or, to destroy only the volume and leave "+
+				"the directory to you, set delete_directory_on_destroy = false and create_directory = false (and apply).")
 			return
 		}
 		fi, err := host.Stat(ctx, dirPath)
@@ -342,8 +360,15 @@ func (r *Resource) Delete(ctx context.Context, req resource.DeleteRequest, resp 
 		}
 	}
 
-	tflog.Debug(ctx, "deleting PersistentVolume", map[string]any{"name": name})
-	if err := deleteAndWait(ctx, client, name); err != nil {
+	tflog.Debug(ctx, "deleting PersistentVolume", map[string]any{"name": name, "uid": string(recorded)})
+	err := deleteAndWait(ctx, client, name, recorded)
+	var replaced *replacedError
+	if errors.As(err, &replaced) {
+		resp.Diagnostics.AddWarning("PersistentVolume "+name+" was replaced outside Terraform",
+			replaced.Error()+": it is not the one this resource created, so it and the directory were left alone. Nothing was deleted.")
+		return
+	}
+	if err != nil {
 		resp.Diagnostics.AddError("Deleting PersistentVolume "+name+" failed", err.Error())
 		return
 	}
@@ -352,7 +377,10 @@ func (r *Resource) Delete(ctx context.Context, req resource.DeleteRequest, resp 
 	}
 	if state.ForceDeleteData.ValueBool() {
 		tflog.Warn(ctx, "deleting the volume directory and its data", map[string]any{"node": nodeName, "path": dirPath})
-		_, err := host.Run(ctx, node.NewCommand("rm", "-rf", "--one-file-system", "--", dirPath))
+		// All the time the delete timeout leaves: a large tree takes a while, and the SSH
+		// command timeout is meant for short commands.
+		until, _ := ctx.Deadline()
+		_, err := host.Exec(ctx, node.NewCommand("rm", "-rf", "--one-file-system", "--", dirPath), node.ExecOptions{Timeout: max(time.Until(until), time.Second)})
 		if err != nil {
 			resp.Diagnostics.AddError("Deleting "+dirPath+" on "+nodeName+" failed", "The volume was deleted, but its directory was not: "+err.Error())
 		}
@@ -369,8 +397,7 @@ func (r *Resource) Delete(ctx context.Context, req resource.DeleteRequest, resp 
 
 // ImportState imports a volume by name; node and path come from the volume.
 func (r *Resource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	resource.ImportStatePassthroughID(ctx, path.Root("id"), req, resp)
-	resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateImported, []byte(`true`))...)
+	importmark.ImportByID(ctx, req, resp)
 }
 
 // settled gives the PV controller a moment to move a new volume out of Pending, so state records
@@ -390,12 +417,113 @@ func settled(ctx context.Context, client kubernetes.Interface, pv *corev1.Persis
 	return latest
 }
 
-// deleteAndWait deletes the volume and waits until it is gone. A volume still bound to a claim in
-// use is held by Kubernetes' pv-protection finalizer; the error says so.
-func deleteAndWait(ctx context.Context, client kubernetes.Interface, name string) error {
-	err := client.CoreV1().PersistentVolumes().Delete(ctx, name, metav1.DeleteOptions{})
+// makeDir makes the volume's directory on the node with its mode and owner, after checking that
+// what is at the path (followed through any symbolic links above it) may be a volume, and is a
+// directory if anything. It reports whether it made the directory.
+func makeDir(ctx context.Context, host *node.Host, s spec, diags *diag.Diagnostics) (*node.FileInfo, bool) {
+	real, err := host.RealPath(ctx, s.Path)
+	if err != nil {
+		diags.AddError("Checking "+s.Path+" on "+s.Node+" failed", err.Error())
+		return nil, false
+	}
+	if err := CheckPath(real); real != s.Path && err != nil {
+		diags.AddAttributeError(path.Root("path"), "Unsafe path",
+			fmt.Sprintf("%s on node %s leads through a symbolic link to %s: %v. Choose a path that stays outside system directories.", s.Path, s.Node, real, err))
+		return nil, false
+	}
+	before, err := host.Stat(ctx, s.Path)
+	if err != nil {
+		diags.AddError("Checking "+s.Path+" on "+s.Node+" failed", err.Error())
+		return nil, false
+	}
+	if before.Exists && !before.IsDir() {
+		diags.AddAttributeError(path.Root("path"), "Path is not a directory",
+			fmt.Sprintf("%s on node %s exists and is not a directory (mode %s); choose another path, or remove what is there.", s.Path, s.Node, before.Mode))
+		return nil, false
+	}
+	tflog.Info(ctx, "making the volume directory on the node", map[string]any{"node": s.Node, "path": s.Path, "mode": s.Dir.Mode.String(), "existed": before.Exists})
+	if err := host.MkdirAll(ctx, s.Path, s.Dir); err != nil {
+		diags.AddError("Making directory "+s.Path+" on "+s.Node+" failed", err.Error())
+		return nil, false
+	}
+	after, err := host.Stat(ctx, s.Path)
+	if err != nil {
+		diags.AddError("Checking "+s.Path+" on "+s.Node+" failed", err.Error())
+		return nil, !before.Exists
+	}
+	return &after, !before.Exists
+}
+
+// checkDeletable says why the directory at dirPath must not be deleted: a path in or at a system
+// directory, as written (a state from before the path checks, or an imported volume) or as the
+// node resolves it (a symbolic link placed above it since).
+func checkDeletable(ctx context.Context, host *node.Host, dirPath string) error {
+	if err := CheckPath(dirPath); err != nil {
+		return err
+	}
+	real, err := host.RealPath(ctx, dirPath)
+	if err != nil {
+		return err
+	}
+	if err := CheckPath(real); err != nil {
+		return fmt.Errorf("%s leads through a symbolic link to %s: %w", dirPath, real, err)
+	}
+	return nil
+}
+
+// privateUID is the private state key holding the UID of the volume this resource created (or
+// imported): a volume of the same name with another UID is someone else's.
+const privateUID = "uid"
+
+func setUID(ctx context.Context, p importmark.Setter, pv *corev1.PersistentVolume) diag.Diagnostics {
+	v, err := json.Marshal(string(pv.UID))
+	if err != nil {
+		var diags diag.Diagnostics
+		diags.AddError("Recording the volume's UID failed", err.Error())
+		return diags
+	}
+	return p.SetKey(ctx, privateUID, v)
+}
+
+// recordedUID returns the recorded UID, or "" when none is (a state from an older version).
+func recordedUID(ctx context.Context, p importmark.Getter) (k8stypes.UID, diag.Diagnostics) {
+	v, diags := p.GetKey(ctx, privateUID)
+	if v == nil || diags.HasError() {
+		return "", diags
+	}
+	var uid string
+	if err := json.Unmarshal(v, &uid); err != nil {
+		diags.AddError("Reading the volume's recorded UID failed", err.Error())
+	}
+	return k8stypes.UID(uid), diags
+}
+
+// replacedError is deleteAndWait's error for a volume that has another UID than the recorded one.
+type replacedError struct {
+	name      string
+	uid, want k8stypes.UID
+}
+
+func (e *replacedError) Error() string {
+	return fmt.Sprintf("the PersistentVolume named %s has UID %s, not %s", e.name, e.uid, e.want)
+}
+
+// deleteAndWait deletes the volume, if it still has the UID uid (when set), and waits until it is
+// gone. A volume still bound to a claim in use is held by Kubernetes' pv-protection finalizer;
+// the error says so.
+func deleteAndWait(ctx context.Context, client kubernetes.Interface, name string, uid k8stypes.UID) error {
+	opts := metav1.DeleteOptions{}
+	if uid != "" {
+		opts.Preconditions = metav1.NewUIDPreconditions(string(uid))
+	}
+	err := client.CoreV1().PersistentVolumes().Delete(ctx, name, opts)
 	if kube.IsNotFound(err) {
 		return nil
+	}
+	if apierrors.IsConflict(err) && uid != "" {
+		if pv, getErr := client.CoreV1().PersistentVolumes().Get(ctx, name, metav1.GetOptions{}); getErr == nil && pv.UID != uid {
+			return &replacedError{name: name, uid: pv.UID, want: uid}
+		}
 	}
 	if err != nil {
 		return err
@@ -409,6 +537,9 @@ func deleteAndWait(ctx context.Context, client kubernetes.Interface, name string
 			}
 			if err != nil {
 				return kube.KeepPolling(err)
+			}
+			if uid != "" && pv.UID != uid {
+				return true, "", nil // ours is gone; a new one took the name
 			}
 			reason := "finalizers " + strings.Join(pv.Finalizers, ", ")
 			if ref := pv.Spec.ClaimRef; ref != nil && pv.Status.Phase == corev1.VolumeBound {

@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/acctest"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
 )
 
 const addr = "clusterstorage_local_pv.test"
@@ -315,6 +316,8 @@ resource "clusterstorage_local_pv" "test" {
 
 func TestAccLocalPV_badInput(t *testing.T) {
 	cases := map[string]struct{ body, want string }{
+		"name":            {`name = "Vol_1"`, `Did you mean "vol-1"?`},
+		"label key":       {`labels = { "disk type" = "nvme" }`, `Invalid label key`},
 		"relative path":   {`path = "mnt/disks"`, `is not absolute`},
 		"etc":             {`path = "/etc/data"`, `belongs to the operating system`},
 		"root":            {`path = "/"`, `is a system directory`},
@@ -330,10 +333,10 @@ func TestAccLocalPV_badInput(t *testing.T) {
 		"affinity values": {`node_affinity = [{ key = "disk", operator = "Exists", values = ["x"] }]`, `takes no values`},
 		"affinity host":   {`node_affinity = [{ key = "kubernetes.io/hostname", operator = "In", values = ["x"] }]`, `set node instead`},
 	}
-	defaults := map[string]string{"path": `"/mnt/disks/vol1"`, "capacity": `"1Gi"`}
+	defaults := map[string]string{"name": `"ok"`, "node": `"n1"`, "path": `"/mnt/disks/vol1"`, "capacity": `"1Gi"`}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			body := "  name = \"ok\"\n  node = \"n1\"\n  " + tc.body + "\n"
+			body := "  " + tc.body + "\n"
 			for k, v := range defaults {
 				if !strings.HasPrefix(tc.body, k+" ") {
 					body += "  " + k + " = " + v + "\n"
@@ -503,4 +506,251 @@ func checkDirMode(dir string, want os.FileMode) resource.TestCheckFunc {
 		}
 		return nil
 	}
+}
+
+// TestAccLocalPV_replacedOutOfBand: someone deletes the volume and makes another under the same
+// name (at the same path). The refresh sees another UID: that volume is not ours, so it is not
+// adopted, and nothing of it or of the directory is deleted; creating ours again fails with a hint
+// to import it.
+func TestAccLocalPV_replacedOutOfBand(t *testing.T) {
+	f := newFixture(t)
+	name := acctest.RandomName("acc-pv")
+	dir := filepath.Join(f.root, "vol")
+	config := f.config(fmt.Sprintf(`
+resource "clusterstorage_local_pv" "test" {
+  name                        = %q
+  node                        = %q
+  path                        = %q
+  capacity                    = "1Gi"
+  delete_directory_on_destroy = true
+  force_delete_data           = true
+}`, name, f.node, dir))
+	var foreignUID string
+	t.Cleanup(func() {
+		_ = f.client.CoreV1().PersistentVolumes().Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
+
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config: config,
+				Check: func(*terraform.State) error {
+					if err := os.WriteFile(filepath.Join(dir, "theirs.db"), []byte("data"), 0o600); err != nil {
+						return err
+					}
+					ctx := context.Background()
+					pv, err := f.client.CoreV1().PersistentVolumes().Get(ctx, name, metav1.GetOptions{})
+					if err != nil {
+						return err
+					}
+					if err := f.client.CoreV1().PersistentVolumes().Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+						return err
+					}
+					if err := kube.Poll(ctx, 100*time.Millisecond, time.Minute, "the volume to be deleted", func(ctx context.Context) (bool, string, error) {
+						_, err := f.client.CoreV1().PersistentVolumes().Get(ctx, name, metav1.GetOptions{})
+						return apierrors.IsNotFound(err), "", nil
+					}); err != nil {
+						return err
+					}
+					pv.ObjectMeta = metav1.ObjectMeta{Name: name, Labels: map[string]string{"owner": "someone-else"}}
+					pv.Status = corev1.PersistentVolumeStatus{}
+					made, err := f.client.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{})
+					if err != nil {
+						return err
+					}
+					foreignUID = string(made.UID)
+					return nil
+				},
+				ExpectNonEmptyPlan: true,
+			},
+			{
+				Config:      config,
+				ExpectError: acctest.ErrorWords(`Creating PersistentVolume ` + name + ` failed`),
+			},
+			{
+				Config:      config,
+				ExpectError: acctest.ErrorWords(`terraform import clusterstorage_local_pv.<name> ` + name),
+			},
+		},
+	})
+	pv, err := f.client.CoreV1().PersistentVolumes().Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil || string(pv.UID) != foreignUID || pv.Labels["owner"] != "someone-else" {
+		t.Errorf("the other volume was touched: %v (uid %s, want %s)", err, pv.GetUID(), foreignUID)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "theirs.db")); err != nil {
+		t.Errorf("data in the directory was deleted: %v", err)
+	}
+}
+
+// TestAccLocalPV_symlinks: an update does not change the mode of what a symbolic link put in
+// place of the directory points to, and a destroy does not delete a directory that a symbolic
+// link placed above it now leads into a system directory.
+func TestAccLocalPV_symlinks(t *testing.T) {
+	f := newFixture(t)
+	t.Run("update", func(t *testing.T) {
+		name := acctest.RandomName("acc-pv")
+		dir, elsewhere := filepath.Join(f.root, "vol"), filepath.Join(f.root, "elsewhere")
+		config := func(mode string) string {
+			return f.config(fmt.Sprintf(`
+resource "clusterstorage_local_pv" "test" {
+  name           = %q
+  node           = %q
+  path           = %q
+  capacity       = "1Gi"
+  directory_mode = %q
+}`, name, f.node, dir, mode))
+		}
+		resource.Test(t, resource.TestCase{
+			PreCheck:                 func() { acctest.PreCheck(t) },
+			ProtoV6ProviderFactories: acctest.ProviderFactories,
+			CheckDestroy:             f.checkDestroyed(name),
+			Steps: []resource.TestStep{
+				{
+					Config: config("0750"),
+					Check: func(*terraform.State) error {
+						if err := os.Mkdir(elsewhere, 0o700); err != nil {
+							return err
+						}
+						if err := os.Remove(dir); err != nil {
+							return err
+						}
+						return os.Symlink(elsewhere, dir)
+					},
+					ExpectNonEmptyPlan: true,
+				},
+				{
+					Config:      config("0777"),
+					ExpectError: acctest.ErrorWords("exists and is not a directory"),
+					Check:       checkDirMode(elsewhere, 0o700),
+				},
+			},
+		})
+		if fi, err := os.Stat(elsewhere); err != nil || fi.Mode().Perm() != 0o700 {
+			t.Errorf("the link's target changed: %v (%v)", fi.Mode(), err)
+		}
+	})
+	t.Run("destroy", func(t *testing.T) {
+		name := acctest.RandomName("acc-pv")
+		parent := filepath.Join(f.root, "parent")
+		dir := filepath.Join(parent, "vol")
+		// A scratch directory inside /run, a tree the path check protects.
+		system, err := os.MkdirTemp("/run", "clusterstorage-acc-") //nolint:usetesting // must be in /run, which t.TempDir is not.
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = os.RemoveAll(system) })
+		config := func(manageDir bool, mode string) string {
+			return f.config(fmt.Sprintf(`
+resource "clusterstorage_local_pv" "test" {
+  name                        = %q
+  node                        = %q
+  path                        = %q
+  capacity                    = "1Gi"
+  create_directory            = %t
+  delete_directory_on_destroy = %t
+  force_delete_data           = %t
+  directory_mode              = %q
+}`, name, f.node, dir, manageDir, manageDir, manageDir, mode))
+		}
+		resource.Test(t, resource.TestCase{
+			PreCheck:                 func() { acctest.PreCheck(t) },
+			ProtoV6ProviderFactories: acctest.ProviderFactories,
+			CheckDestroy:             f.checkDestroyed(name),
+			Steps: []resource.TestStep{
+				{
+					Config: config(true, "0755"),
+					Check: func(*terraform.State) error {
+						// The data moves into /run, and parent becomes a link to it.
+						if err := os.WriteFile(filepath.Join(dir, "data"), []byte("x"), 0o600); err != nil {
+							return err
+						}
+						if err := os.Rename(dir, filepath.Join(system, "vol")); err != nil {
+							return err
+						}
+						if err := os.Remove(parent); err != nil {
+							return err
+						}
+						return os.Symlink(system, parent)
+					},
+				},
+				{
+					Config:      config(true, "0755"),
+					Destroy:     true,
+					ExpectError: acctest.ErrorWords("Refusing to delete " + dir),
+				},
+				{
+					// An update does not touch the directory behind the link either.
+					Config:      config(true, "0700"),
+					ExpectError: acctest.ErrorWords("leads through a symbolic link to " + filepath.Join(system, "vol")),
+				},
+				{
+					Config: config(false, "0755"),
+					Check: func(*terraform.State) error {
+						_, err := os.Stat(filepath.Join(system, "vol", "data"))
+						return err
+					},
+				},
+			},
+		})
+		if _, err := os.Stat(filepath.Join(system, "vol", "data")); err != nil {
+			t.Errorf("the data behind the link was deleted: %v", err)
+		}
+	})
+}
+
+// TestAccLocalPV_importUnpinned: a local volume without a kubernetes.io/hostname term cannot be
+// imported; the error says how to pin it.
+func TestAccLocalPV_importUnpinned(t *testing.T) {
+	f := newFixture(t)
+	name := acctest.RandomName("acc-pv")
+	pv := &corev1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: corev1.PersistentVolumeSpec{
+			Capacity:               corev1.ResourceList{corev1.ResourceStorage: k8sresource.MustParse("1Gi")},
+			AccessModes:            []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			PersistentVolumeSource: corev1.PersistentVolumeSource{Local: &corev1.LocalVolumeSource{Path: filepath.Join(f.root, "vol")}},
+			NodeAffinity: &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+				MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "topology.kubernetes.io/zone", Operator: corev1.NodeSelectorOpIn, Values: []string{"a"}}},
+			}}}},
+		},
+	}
+	if _, err := f.client.CoreV1().PersistentVolumes().Create(context.Background(), pv, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = f.client.CoreV1().PersistentVolumes().Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
+	// An import step's own configuration is used as written: it names the provider's source, or
+	// OpenTofu would look for it in its own registry instead of using the one under test.
+	config := `terraform {
+  required_providers {
+    clusterstorage = { source = "registry.terraform.io/hashicorp/clusterstorage" }
+  }
+}
+` + f.config(fmt.Sprintf(`
+resource "clusterstorage_local_pv" "test" {
+  name     = %q
+  node     = %q
+  path     = %q
+  capacity = "1Gi"
+}`, name, f.node, pv.Spec.Local.Path))
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config:        config,
+			ResourceName:  addr,
+			ImportState:   true,
+			ImportStateId: name,
+			ExpectError:   acctest.ErrorWords("Volume not pinned to a node"),
+		}, {
+			Config:        config,
+			ResourceName:  addr,
+			ImportState:   true,
+			ImportStateId: name,
+			ExpectError:   acctest.ErrorWords("Pin it to its node"),
+		}},
+	})
 }

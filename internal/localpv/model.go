@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	corev1 "k8s.io/api/core/v1"
 	k8sresource "k8s.io/apimachinery/pkg/api/resource"
@@ -19,6 +20,17 @@ import (
 )
 
 const hostnameLabel = "kubernetes.io/hostname"
+
+// Defaults of the optional attributes: the schema's Default, and what an import records.
+const (
+	defaultAccessMode               = corev1.ReadWriteOnce
+	defaultVolumeMode               = corev1.PersistentVolumeFilesystem
+	defaultReclaimPolicy            = corev1.PersistentVolumeReclaimRetain
+	defaultCreateDirectory          = true
+	defaultDirectoryMode            = "0755"
+	defaultDeleteDirectoryOnDestroy = false
+	defaultForceDeleteData          = false
+)
 
 type model struct {
 	ID                       types.String    `tfsdk:"id"`
@@ -87,7 +99,8 @@ func (m model) spec(ctx context.Context) (spec, diag.Diagnostics) {
 	}
 	q, err := k8sresource.ParseQuantity(m.Capacity.ValueString())
 	if err != nil {
-		diags.AddError("Invalid capacity", err.Error())
+		diags.AddAttributeError(path.Root("capacity"), "Invalid capacity",
+			fmt.Sprintf("%q is not a Kubernetes quantity (%v); write it like `10Gi` or `500M`.", m.Capacity.ValueString(), err))
 	}
 	s.Capacity = q
 	for _, mode := range tfconv.StringSet(ctx, m.AccessModes, &diags) {
@@ -95,7 +108,7 @@ func (m model) spec(ctx context.Context) (spec, diag.Diagnostics) {
 	}
 	mode, err := parseMode(m.DirectoryMode.ValueString())
 	if err != nil {
-		diags.AddError("Invalid directory_mode", err.Error())
+		diags.AddAttributeError(path.Root("directory_mode"), "Invalid directory_mode", err.Error()+".")
 	}
 	s.Dir.Mode = mode
 	for _, a := range m.NodeAffinity {
@@ -162,7 +175,7 @@ func (m *model) observed(pv *corev1.PersistentVolume, dir *node.FileInfo, import
 		modes = append(modes, string(am))
 	}
 	m.AccessModes = tfconv.Set(modes)
-	m.VolumeMode = types.StringValue(string(corev1.PersistentVolumeFilesystem))
+	m.VolumeMode = types.StringValue(string(defaultVolumeMode))
 	if pv.Spec.VolumeMode != nil {
 		m.VolumeMode = types.StringValue(string(*pv.Spec.VolumeMode))
 	}
@@ -183,10 +196,10 @@ func (m *model) observed(pv *corev1.PersistentVolume, dir *node.FileInfo, import
 		m.Claim = types.StringValue(ref.Namespace + "/" + ref.Name)
 	}
 	if imported {
-		m.CreateDirectory = types.BoolValue(true)
-		m.DeleteDirectoryOnDestroy = types.BoolValue(false)
-		m.ForceDeleteData = types.BoolValue(false)
-		m.DirectoryMode = types.StringValue("0755")
+		m.CreateDirectory = types.BoolValue(defaultCreateDirectory)
+		m.DeleteDirectoryOnDestroy = types.BoolValue(defaultDeleteDirectoryOnDestroy)
+		m.ForceDeleteData = types.BoolValue(defaultForceDeleteData)
+		m.DirectoryMode = types.StringValue(defaultDirectoryMode)
 	}
 	switch {
 	case !m.CreateDirectory.ValueBool():

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"strconv"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
@@ -67,20 +68,20 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 			},
 			"access_modes": schema.SetAttribute{
 				ElementType: types.StringType, Optional: true, Computed: true,
-				Default:             setdefault.StaticValue(types.SetValueMust(types.StringType, []attr.Value{types.StringValue("ReadWriteOnce")})),
-				MarkdownDescription: "Access modes: `ReadWriteOnce`, `ReadOnlyMany`, `ReadWriteMany`, `ReadWriteOncePod` (default: `[\"ReadWriteOnce\"]`). Changing them replaces the volume.",
+				Default:             setdefault.StaticValue(types.SetValueMust(types.StringType, []attr.Value{types.StringValue(string(defaultAccessMode))})),
+				MarkdownDescription: "Access modes: `ReadWriteOnce`, `ReadOnlyMany`, `ReadWriteMany`, `ReadWriteOncePod` (default: `[\"" + string(defaultAccessMode) + "\"]`). Changing them replaces the volume.",
 				Validators: []validator.Set{setvalidator.SizeAtLeast(1), setvalidator.ValueStringsAre(
 					stringvalidator.OneOf("ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod"))},
 				PlanModifiers: []planmodifier.Set{setplanmodifier.RequiresReplace()},
 			},
 			"volume_mode": schema.StringAttribute{
-				Optional: true, Computed: true, Default: stringdefault.StaticString("Filesystem"),
-				MarkdownDescription: "`Filesystem` or `Block` (default: `Filesystem`). With `Block`, `path` is an existing block device and `create_directory` must be `false`. Changing it replaces the volume.",
+				Optional: true, Computed: true, Default: stringdefault.StaticString(string(defaultVolumeMode)),
+				MarkdownDescription: "`Filesystem` or `Block` (default: `" + string(defaultVolumeMode) + "`). With `Block`, `path` is an existing block device and `create_directory` must be `false`. Changing it replaces the volume.",
 				Validators:          []validator.String{stringvalidator.OneOf("Filesystem", "Block")}, PlanModifiers: replace,
 			},
 			"reclaim_policy": schema.StringAttribute{
-				Optional: true, Computed: true, Default: stringdefault.StaticString("Retain"),
-				MarkdownDescription: "What Kubernetes does when the bound claim is deleted: `Retain` (default) keeps the volume `Released` with its data. " +
+				Optional: true, Computed: true, Default: stringdefault.StaticString(string(defaultReclaimPolicy)),
+				MarkdownDescription: "What Kubernetes does when the bound claim is deleted: `" + string(defaultReclaimPolicy) + "` (default) keeps the volume `Released` with its data. " +
 					"`Delete` cannot delete a local volume (Kubernetes has no deleter for them): the volume becomes `Failed` and the data stays. Updated in place.",
 				Validators: []validator.String{stringvalidator.OneOf("Retain", "Delete")},
 			},
@@ -108,13 +109,13 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 				}},
 			},
 			"create_directory": schema.BoolAttribute{
-				Optional: true, Computed: true, Default: booldefault.StaticBool(true),
-				MarkdownDescription: "Create the directory on the node over SSH (default: `true`). With `false` the path must already exist; " +
+				Optional: true, Computed: true, Default: booldefault.StaticBool(defaultCreateDirectory),
+				MarkdownDescription: "Create the directory on the node over SSH (default: `" + strconv.FormatBool(defaultCreateDirectory) + "`). With `false` the path must already exist; " +
 					"the provider then never connects to the node.",
 			},
 			"directory_mode": schema.StringAttribute{
-				Optional: true, Computed: true, Default: stringdefault.StaticString("0755"),
-				MarkdownDescription: "Permission bits of the directory in octal (default: `0755`). A mode changed on the node shows as a diff and is put back in place.",
+				Optional: true, Computed: true, Default: stringdefault.StaticString(defaultDirectoryMode),
+				MarkdownDescription: "Permission bits of the directory in octal (default: `" + defaultDirectoryMode + "`). A mode changed on the node shows as a diff and is put back in place.",
 				Validators:          []validator.String{stringvalidator.RegexMatches(regexp.MustCompile(`^0?[0-7]{3,4}$`), "must be an octal mode such as `0755` or `2775`")},
 			},
 			"directory_owner": schema.StringAttribute{
@@ -126,13 +127,13 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 				Validators: []validator.String{stringvalidator.RegexMatches(regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]*$`), "must be a group name or a numeric gid")},
 			},
 			"delete_directory_on_destroy": schema.BoolAttribute{
-				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
-				MarkdownDescription: "Remove the directory when the volume is destroyed (default: `false`: the data stays on the node). " +
+				Optional: true, Computed: true, Default: booldefault.StaticBool(defaultDeleteDirectoryOnDestroy),
+				MarkdownDescription: "Remove the directory when the volume is destroyed (default: `" + strconv.FormatBool(defaultDeleteDirectoryOnDestroy) + "`: the data stays on the node). " +
 					"A directory that still holds files is only removed with `force_delete_data = true`.",
 			},
 			"force_delete_data": schema.BoolAttribute{
-				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
-				MarkdownDescription: "With `delete_directory_on_destroy`, also remove a directory that still holds data, and all that data (default: `false`).",
+				Optional: true, Computed: true, Default: booldefault.StaticBool(defaultForceDeleteData),
+				MarkdownDescription: "With `delete_directory_on_destroy`, also remove a directory that still holds data, and all that data (default: `" + strconv.FormatBool(defaultForceDeleteData) + "`).",
 			},
 			"directory_exists": schema.BoolAttribute{
 				Computed: true,

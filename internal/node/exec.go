@@ -8,6 +8,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/crypto/ssh"
@@ -42,8 +43,12 @@ func (h *Host) Target() Target {
 	return h.target
 }
 
-// String returns "user@host:port".
+// String returns "user@host:port", after the node's name when the target has one:
+// `node "n1" (root@10.0.0.1:22)`.
 func (h *Host) String() string {
+	if h.target.Node != "" {
+		return fmt.Sprintf("node %q (%s)", h.target.Node, h.target.String())
+	}
 	return h.target.String()
 }
 
@@ -53,7 +58,8 @@ type ExecOptions struct {
 	Stdin io.Reader
 	// Stdout and Stderr, when set, also receive the output as it arrives (for progress logging).
 	Stdout, Stderr io.Writer
-	// Timeout bounds this command, replacing Target.CommandTimeout; 0 keeps the target's.
+	// Timeout bounds this command, replacing Target.CommandTimeout; 0 keeps the target's. Commands
+	// that may run long (a copy, a benchmark) set it, so that the short default does not apply.
 	Timeout time.Duration
 }
 
@@ -73,7 +79,7 @@ type Result struct {
 
 // ExitError is returned for a command that ran and exited with a non-zero status or a signal.
 type ExitError struct {
-	// Host is "user@host:port".
+	// Host is the host as Host.String gives it: "user@host:port", after the node's name if known.
 	Host string
 	// Command is the command as run, with secrets redacted.
 	Command string
@@ -119,9 +125,11 @@ func (h *Host) Run(ctx context.Context, cmd Command) (*Result, error) {
 }
 
 // Exec runs cmd on the host, through `sudo -n --` when the target asks for sudo and its user is
-// not root. A non-zero exit returns both the Result and an *ExitError. When ctx ends or the timeout
-// passes, the command's whole process group gets SIGTERM, then SIGKILL after 2s, and Exec returns
-// an error wrapping context.Canceled or context.DeadlineExceeded. For that, every command runs
+// not root. A non-zero exit returns both the Result and an *ExitError. Every command has a
+// deadline: opts.Timeout, else Target.CommandTimeout, else ctx's deadline, else the pool's
+// DefaultCommandTimeout. When ctx ends or the timeout passes, the command's whole process group
+// gets SIGTERM, then SIGKILL after 2s, and Exec returns an error naming the host and the command and
+// wrapping context.Canceled or context.DeadlineExceeded. For that, every command runs
 // under a small `sh -c` wrapper that reports its process id on stderr first (Exec removes that
 // line), so nodes need a POSIX sh, as any Linux has.
 func (h *Host) Exec(ctx context.Context, cmd Command, opts ExecOptions) (*Result, error) {
@@ -136,13 +144,17 @@ func (h *Host) Exec(ctx context.Context, cmd Command, opts ExecOptions) (*Result
 		return nil, fmt.Errorf("command for %s: %w", h, err)
 	}
 
-	timeout := h.target.CommandTimeout
+	timeout, why := h.target.CommandTimeout, ""
 	if opts.Timeout > 0 {
 		timeout = opts.Timeout
 	}
+	if _, bounded := ctx.Deadline(); timeout == 0 && !bounded {
+		timeout = h.pool.opts.DefaultCommandTimeout
+		why = " (the default limit for a command outside an operation with a timeout: is a mount on the node hung, or a process stuck?)"
+	}
 	if timeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, timeout, fmt.Errorf("timed out after %s: %w", timeout, context.DeadlineExceeded))
+		ctx, cancel = context.WithTimeoutCause(ctx, timeout, fmt.Errorf("timed out after %s%s: %w", timeout, why, context.DeadlineExceeded))
 		defer cancel()
 	}
 
@@ -243,9 +255,12 @@ func (h *Host) run(ctx context.Context, session *ssh.Session, line, shown string
 	defer session.Close() //nolint:errcheck // the session is finished either way; Close often reports io.EOF.
 	stdout, stderr := &capture{}, &capture{}
 	pid := newPIDSniffer(tee(stderr, opts.Stderr))
+	// The session's copy goroutines can outlive a stop that could not end the command: the gates
+	// cut them off from the Result and the caller's writers before run returns.
+	outGate, errGate := &gate{w: tee(stdout, opts.Stdout)}, &gate{w: pid}
 	session.Stdin = opts.Stdin
-	session.Stdout = tee(stdout, opts.Stdout)
-	session.Stderr = pid
+	session.Stdout = outGate
+	session.Stderr = errGate
 
 	res := &Result{Command: shown}
 	start := time.Now()
@@ -265,6 +280,8 @@ func (h *Host) run(ctx context.Context, session *ssh.Session, line, shown string
 		stopErr = h.stop(ctx, session, done, pid, sudo)
 	}
 	res.Duration = time.Since(start)
+	outGate.close()
+	errGate.close()
 	res.Stdout, res.Stderr = stdout.buf.Bytes(), stderr.buf.Bytes()
 	res.Truncated = stdout.truncated || stderr.truncated
 
@@ -367,49 +384,92 @@ func (h *Host) stop(ctx context.Context, session *ssh.Session, done <-chan error
 	return nil
 }
 
-// pidSniffer takes the first stderr line written by pidScript off the stream and reports the
-// process id in it; everything else goes to w.
+// pidSniffer takes the line written by pidScript off the stderr stream and reports the process id
+// in it; everything else goes to w. Lines before it come from the node's login environment (a
+// shell startup file, an sshd ForceCommand wrapper) and are passed on; after pidScanLimit bytes
+// of them it stops looking, and the command cannot be stopped by process id.
 type pidSniffer struct {
-	w    io.Writer
-	id   chan int
-	buf  []byte
-	seen bool
+	w  io.Writer
+	id chan int
+	// buf holds the start of a line that may be the pid line.
+	buf []byte
+	// midLine is set while passing on a line too long to be the pid line.
+	midLine bool
+	// passed counts the bytes passed on before the pid line.
+	passed int
+	seen   bool
 }
 
 func newPIDSniffer(w io.Writer) *pidSniffer {
 	return &pidSniffer{w: w, id: make(chan int, 1)}
 }
 
-const pidPrefix = "clusterstorage-pid:"
+const (
+	pidPrefix = "clusterstorage-pid:"
+	// pidLineMax is longer than any pid line.
+	pidLineMax = 64
+	// pidScanLimit is how much output before the pid line is looked through.
+	pidScanLimit = 16 << 10
+)
 
 func (s *pidSniffer) Write(p []byte) (int, error) {
 	n := len(p)
-	if !s.seen {
-		s.buf = append(s.buf, p...)
+	if s.seen {
+		if _, err := s.w.Write(p); err != nil {
+			return 0, err
+		}
+		return n, nil
+	}
+	s.buf = append(s.buf, p...)
+	for !s.seen && len(s.buf) > 0 {
 		i := bytes.IndexByte(s.buf, '\n')
-		if i < 0 && len(s.buf) < 64 {
+		var out []byte
+		switch {
+		case s.midLine && i < 0:
+			out, s.buf = s.buf, nil
+		case s.midLine:
+			out, s.buf, s.midLine = s.buf[:i+1], s.buf[i+1:], false
+		case i < 0 && len(s.buf) < pidLineMax:
 			return n, nil // the line is not complete yet
-		}
-		s.seen = true
-		p, s.buf = s.buf, nil
-		if i >= 0 && bytes.HasPrefix(p, []byte(pidPrefix)) {
-			if id, err := strconv.Atoi(string(p[len(pidPrefix):i])); err == nil && id > 0 {
+		case i < 0:
+			out, s.buf, s.midLine = s.buf, nil, true
+		default:
+			if id, ok := parsePIDLine(s.buf[:i]); ok {
 				s.id <- id
-				p = p[i+1:]
+				s.seen = true
+				s.buf = s.buf[i+1:]
+				continue
 			}
+			out, s.buf = s.buf[:i+1], s.buf[i+1:]
 		}
-		if len(p) == 0 {
-			return n, nil
+		if _, err := s.w.Write(out); err != nil {
+			return 0, err
+		}
+		if s.passed += len(out); s.passed >= pidScanLimit {
+			s.seen = true
 		}
 	}
-	if _, err := s.w.Write(p); err != nil {
-		return 0, err
+	if s.seen && len(s.buf) > 0 {
+		rest := s.buf
+		s.buf = nil
+		if _, err := s.w.Write(rest); err != nil {
+			return 0, err
+		}
 	}
 	return n, nil
 }
 
-// flush passes on what was held back while waiting for the first line (when the command ended
-// before writing a full line, e.g. a shell that failed to start).
+// parsePIDLine returns the process id of a pid line.
+func parsePIDLine(line []byte) (int, bool) {
+	if !bytes.HasPrefix(line, []byte(pidPrefix)) {
+		return 0, false
+	}
+	id, err := strconv.Atoi(string(line[len(pidPrefix):]))
+	return id, err == nil && id > 0
+}
+
+// flush passes on what was held back while waiting for a complete line (when the command ended
+// before writing one, e.g. a shell that failed to start).
 func (s *pidSniffer) flush() {
 	if !s.seen && len(s.buf) > 0 {
 		s.seen = true
@@ -458,6 +518,29 @@ func (c *capture) Write(p []byte) (int, error) {
 	}
 	c.buf.Write(p)
 	return len(p), nil
+}
+
+// gate passes writes on to w until closed, and drops them after.
+type gate struct {
+	mu     sync.Mutex
+	w      io.Writer
+	closed bool
+}
+
+func (g *gate) Write(p []byte) (int, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return len(p), nil
+	}
+	return g.w.Write(p)
+}
+
+// close stops the writes; once it returns, w is never written again.
+func (g *gate) close() {
+	g.mu.Lock()
+	g.closed = true
+	g.mu.Unlock()
 }
 
 // tee writes to c and, when set, to w.

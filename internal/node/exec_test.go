@@ -19,7 +19,12 @@ func TestPIDSniffer(t *testing.T) {
 		{name: "bad pid", writes: []string{"clusterstorage-pid:x\nrest"}, wantOut: "clusterstorage-pid:x\nrest"},
 		{name: "long first write without newline", writes: []string{string(bytes.Repeat([]byte("a"), 100))}, wantOut: string(bytes.Repeat([]byte("a"), 100))},
 		{name: "unfinished short line is flushed", writes: []string{"partial"}, wantOut: "partial"},
-		{name: "a later pid-like line is output", writes: []string{"x\n", "clusterstorage-pid:9\n"}, wantOut: "x\nclusterstorage-pid:9\n"},
+		{name: "login output before the pid line", writes: []string{"motd\n", "clusterstorage-pid:9\nerr"}, wantPID: 9, wantOut: "motd\nerr"},
+		{name: "a long line before the pid line", writes: []string{string(bytes.Repeat([]byte("a"), 100)), "b\nclusterstorage-pid:5\n", "x"},
+			wantPID: 5, wantOut: string(bytes.Repeat([]byte("a"), 100)) + "b\nx"},
+		{name: "a pid-like line after the pid line is output", writes: []string{"clusterstorage-pid:3\nclusterstorage-pid:9\n"}, wantPID: 3, wantOut: "clusterstorage-pid:9\n"},
+		{name: "gives up after the scan limit", writes: []string{string(bytes.Repeat([]byte("a\n"), pidScanLimit/2)), "clusterstorage-pid:9\n"},
+			wantOut: string(bytes.Repeat([]byte("a\n"), pidScanLimit/2)) + "clusterstorage-pid:9\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

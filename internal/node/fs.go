@@ -174,14 +174,19 @@ type DirOptions struct {
 	Group string
 }
 
-// mkdirScript: $1 path, $2 chmod mode or "", $3 chown spec or "".
-const mkdirScript = `mkdir -p -- "$1" || exit 1
+// mkdirScript: $1 path, $2 chmod mode or "", $3 chown spec or "". A symbolic link at $1 is
+// refused: chmod would change the mode of whatever it points to (chown -h would not follow it,
+// but chmod has no such option).
+const mkdirScript = `LC_ALL=C; export LC_ALL
+if [ -L "$1" ]; then printf '%s is a symbolic link, not a directory: its target is left alone\n' "$1" >&2; exit 1; fi
+mkdir -p -- "$1" || exit 1
 if [ -n "$2" ]; then chmod "$2" -- "$1" || exit 1; fi
-if [ -n "$3" ]; then chown -- "$3" "$1" || exit 1; fi`
+if [ -n "$3" ]; then chown -h -- "$3" "$1" || exit 1; fi`
 
 // MkdirAll makes the directory path (absolute) and any missing parents, then sets its mode and
 // owner as opts says (parents get the defaults). On an existing directory it only sets the mode and
-// owner, so it is safe to repeat.
+// owner, so it is safe to repeat. A symbolic link at path is an error: the mode and owner of what
+// it points to are never changed.
 func (h *Host) MkdirAll(ctx context.Context, path string, opts DirOptions) error {
 	if err := checkAbsolute(path); err != nil {
 		return err
@@ -231,6 +236,23 @@ func (h *Host) RemoveDir(ctx context.Context, path string) error {
 	}
 }
 
+// RealPath returns path (absolute) with every symbolic link in it resolved, as the node sees it
+// (`realpath -m`: components that do not exist yet are kept as written).
+func (h *Host) RealPath(ctx context.Context, path string) (string, error) {
+	if err := checkAbsolute(path); err != nil {
+		return "", err
+	}
+	res, err := h.Run(ctx, NewCommand("realpath", "-m", "--", path))
+	if err != nil {
+		return "", fmt.Errorf("resolving %s on %s: %w", path, h, err)
+	}
+	out := strings.TrimSuffix(string(res.Stdout), "\n")
+	if !strings.HasPrefix(out, "/") || strings.Contains(out, "\n") {
+		return "", fmt.Errorf("resolving %s on %s: unexpected output %q", path, h, res.Stdout)
+	}
+	return out, nil
+}
+
 // ReadFile returns the contents of the file path (absolute). A missing file returns an error
 // wrapping fs.ErrNotExist.
 func (h *Host) ReadFile(ctx context.Context, path string) ([]byte, error) {
@@ -249,19 +271,28 @@ func (h *Host) ReadFile(ctx context.Context, path string) ([]byte, error) {
 	}
 }
 
-// writeFileScript writes stdin to a temporary file next to $1, sets mode $2, and renames it over
-// $1, so readers never see a partial file.
+// writeFileScript writes stdin to $1 with mode $2: through a symbolic link to the file it points
+// to (the link stays), via a temporary file in that file's directory that is flushed to disk
+// before it is renamed over the file, and the directory flushed after, so that neither readers
+// nor a crash ever find a partial or empty file. `sync FILE` needs coreutils 8.24 (2015); older
+// ones sync everything instead.
 const writeFileScript = `umask 077
-tmp=$(mktemp "$1.XXXXXX") || exit 1
+target=$1
+if [ -L "$target" ]; then target=$(readlink -f -- "$1") || exit 1; fi
+dir=$(dirname -- "$target") || exit 1
+tmp=$(mktemp "$target.XXXXXX") || exit 1
 trap 'rm -f -- "$tmp"' EXIT
 cat > "$tmp" || exit 1
 chmod "$2" -- "$tmp" || exit 1
-mv -f -- "$tmp" "$1" || exit 1
-trap - EXIT`
+sync -- "$tmp" 2>/dev/null || sync || exit 1
+mv -f -- "$tmp" "$target" || exit 1
+trap - EXIT
+sync -- "$dir" 2>/dev/null || sync`
 
-// WriteFile replaces the file path (absolute) with data and mode (permission bits), atomically:
-// the data goes to a temporary file in the same directory, which is then renamed. The data travels
-// on stdin, never on a command line.
+// WriteFile replaces the file path (absolute) with data and mode (permission bits), atomically and
+// durably: the data goes to a temporary file in the same directory, flushed to disk, then renamed
+// over the file, and the directory is flushed. When path is a symbolic link, the file it points
+// to is replaced and the link kept. The data travels on stdin, never on a command line.
 func (h *Host) WriteFile(ctx context.Context, path string, data []byte, mode os.FileMode) error {
 	if err := checkAbsolute(path); err != nil {
 		return err

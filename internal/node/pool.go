@@ -25,6 +25,10 @@ const (
 	// sshd freeing a finished session's slot a moment late, and the session stopping a cancelled
 	// command opens.
 	DefaultMaxSessions = 8
+	// DefaultCommandTimeout bounds a command that nothing else bounds: no ExecOptions.Timeout, no
+	// Target.CommandTimeout and no deadline on the caller's context (a Terraform Read, or a plan's
+	// refresh). A stat on a hung mount then fails after it instead of hanging the plan.
+	DefaultCommandTimeout = 5 * time.Minute
 )
 
 // ErrPoolClosed is returned for commands run after Pool.Close.
@@ -47,6 +51,9 @@ type PoolOptions struct {
 	// MaxSessions caps concurrent commands per connection (default: DefaultMaxSessions); callers
 	// beyond it wait for a free session. Raise it only for servers with a higher MaxSessions.
 	MaxSessions int
+	// DefaultCommandTimeout bounds a command run with no other bound (default:
+	// DefaultCommandTimeout).
+	DefaultCommandTimeout time.Duration
 }
 
 // Pool keeps one SSH connection per endpoint (user@host:port plus auth, host key policy and
@@ -77,6 +84,9 @@ func NewPool(opts PoolOptions) *Pool {
 	}
 	if opts.MaxSessions <= 0 {
 		opts.MaxSessions = DefaultMaxSessions
+	}
+	if opts.DefaultCommandTimeout <= 0 {
+		opts.DefaultCommandTimeout = DefaultCommandTimeout
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Pool{opts: opts, ctx: ctx, cancel: cancel, conns: map[string]*conn{}}

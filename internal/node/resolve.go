@@ -60,6 +60,7 @@ func Resolve(name string, node *corev1.Node, defaults Target, overrides map[stri
 		}
 		t.Host = addr
 	}
+	t.Node = name
 	t = t.WithDefaults()
 	if err := t.Validate(); err != nil {
 		return Target{}, fmt.Errorf("node %q: %w", name, err)

@@ -102,6 +102,7 @@ func TestResolve(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := Target{
+			Node:     "n1",
 			Endpoint: Endpoint{Host: "10.0.0.1", Port: 22, User: "ubuntu", Auth: keyAuth, HostKey: HostKeyPolicy{KnownHostsFile: DefaultKnownHostsFile}},
 			Bastion: &Endpoint{Host: "jump.example", Port: 22, User: "root", Auth: Auth{Agent: true},
 				HostKey: HostKeyPolicy{KnownHostsFile: DefaultKnownHostsFile}},

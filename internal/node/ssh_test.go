@@ -226,6 +226,39 @@ func TestExec_TimeoutKillsTheCommand(t *testing.T) {
 	}
 }
 
+// TestExec_DefaultTimeout: a command that nothing bounds (no timeout of its own or the target's,
+// a context without a deadline, as in a Terraform Read) still has one, and its error names the
+// node and the command; a context deadline replaces the default.
+func TestExec_DefaultTimeout(t *testing.T) {
+	s := acctest.StartSSHD(t)
+	tg := target(s)
+	tg.Node = "worker-1"
+	h := newHost(t, newPool(t, node.PoolOptions{DefaultCommandTimeout: time.Second}), tg)
+
+	start := time.Now()
+	_, err := h.Run(t.Context(), node.NewCommand("sleep", "29.5"))
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("want a timeout, got %v", err)
+	}
+	for _, want := range []string{`command sleep 29.5 on node "worker-1" (` + s.User + "@" + s.Addr() + ")", "timed out after 1s", "default limit"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	if elapsed := time.Since(start); elapsed > 10*time.Second {
+		t.Errorf("a 1s default took %s to return", elapsed)
+	}
+	waitFor(t, "the timed out sleep to be gone", func() bool {
+		return len(processesWith(t, "29.5")) == 0
+	})
+
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	if _, err := h.Run(ctx, node.NewCommand("sleep", "1.5")); err != nil {
+		t.Errorf("a command within its context's deadline: %v", err)
+	}
+}
+
 func TestExec_CancelKillsTheCommand(t *testing.T) {
 	s := acctest.StartSSHD(t)
 	h := newHost(t, newPool(t, node.PoolOptions{}), target(s))
@@ -895,4 +928,231 @@ func parseKey(t *testing.T, line string) ssh.PublicKey {
 		t.Fatal(err)
 	}
 	return key
+}
+
+// TestExec_StopReturnsBeforeTheSessionEnds cancels a command on a node whose login writes more to
+// stderr before the command runs than Exec looks through for the process id line, so stop cannot
+// kill the command and returns while the session still runs. Exec must return a Result no
+// session goroutine writes to any more and stop writing to the caller's writers (run with -race:
+// Exec read the buffers the session's copy goroutines wrote).
+func TestExec_StopReturnsBeforeTheSessionEnds(t *testing.T) {
+	s := acctest.StartSSHDWith(t, acctest.SSHDOptions{ExtraConfig: []string{
+		`ForceCommand head -c 40000 /dev/zero | tr '\0' x >&2; eval "$SSH_ORIGINAL_COMMAND"`,
+	}})
+	h := newHost(t, newPool(t, node.PoolOptions{}), target(s))
+	const marker = "27.75" // the command's sleep, to end it
+	t.Cleanup(func() {
+		for _, pid := range processesWith(t, marker) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go func() {
+		deadline := time.Now().Add(10 * time.Second)
+		for len(processesWith(t, marker)) == 0 && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		cancel()
+	}()
+	out := &lockedWriter{}
+	res, err := h.Exec(ctx, node.Script(`echo started; sleep "$1"; echo finished`, marker), node.ExecOptions{Stdout: out})
+	out.mu.Lock()
+	out.closed = true
+	out.mu.Unlock()
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "process id was never reported") {
+		t.Fatalf("want a cancelled command that could not be stopped, got %v", err)
+	}
+	if string(res.Stdout) != "started\n" {
+		t.Errorf("stdout %q, want the line written before the stop", res.Stdout)
+	}
+	for _, pid := range processesWith(t, marker) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	out.mu.Lock()
+	defer out.mu.Unlock()
+	if out.late != 0 {
+		t.Errorf("%d bytes reached the caller's Stdout after Exec returned", out.late)
+	}
+}
+
+// TestExec_CancelOnANoisyLogin: a node whose login prints to stderr before the command runs (an
+// audit ForceCommand, a chatty shell startup file) still has its command stopped on cancel, and
+// the login's output stays in stderr.
+func TestExec_CancelOnANoisyLogin(t *testing.T) {
+	s := acctest.StartSSHDWith(t, acctest.SSHDOptions{ExtraConfig: []string{
+		`ForceCommand echo "audit: session logged" >&2; echo "and a line without end" | tr -d '\n' >&2; echo >&2; eval "$SSH_ORIGINAL_COMMAND"`,
+	}})
+	h := newHost(t, newPool(t, node.PoolOptions{}), target(s))
+	const marker = "26.25"
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go func() {
+		deadline := time.Now().Add(10 * time.Second)
+		for len(processesWith(t, marker)) == 0 && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		cancel()
+	}()
+	res, err := h.Run(ctx, node.NewCommand("sleep", marker))
+	if !errors.Is(err, context.Canceled) || strings.Contains(err.Error(), "stopping it on the node failed") {
+		t.Fatalf("want a cancelled and stopped command, got %v", err)
+	}
+	if !strings.HasPrefix(string(res.Stderr), "audit: session logged\nand a line without end\n") {
+		t.Errorf("stderr %q lost the login's output", res.Stderr)
+	}
+	waitFor(t, "the cancelled sleep to be gone", func() bool {
+		return len(processesWith(t, marker)) == 0
+	})
+}
+
+// lockedWriter records writes, and counts those that arrive once closed is set.
+type lockedWriter struct {
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	closed bool
+	late   int
+}
+
+func (w *lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		w.late += len(p)
+	}
+	return w.buf.Write(p)
+}
+
+// TestWriteFile_ThroughSymlink: writing a path that is a symbolic link (relative, via a second
+// link) replaces the file it points to, keeps the links, and leaves no temporary file.
+func TestWriteFile_ThroughSymlink(t *testing.T) {
+	s := acctest.StartSSHD(t)
+	h := newHost(t, newPool(t, node.PoolOptions{}), target(s))
+	root := t.TempDir()
+	real := filepath.Join(root, "etc", "config.yaml")
+	linkDir := filepath.Join(root, "links")
+	for _, d := range []string{filepath.Dir(real), linkDir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(real, []byte("old\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	first, second := filepath.Join(linkDir, "config.yaml"), filepath.Join(linkDir, "again.yaml")
+	if err := os.Symlink("../etc/config.yaml", first); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("config.yaml", second); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := h.WriteFile(t.Context(), second, []byte("new\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, link := range []string{first, second} {
+		if fi, err := os.Lstat(link); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			t.Errorf("%s is no longer a symbolic link (%v)", link, err)
+		}
+	}
+	got, err := os.ReadFile(real)
+	if err != nil || string(got) != "new\n" {
+		t.Errorf("the link's target holds %q (%v), want the new data", got, err)
+	}
+	if fi, err := os.Stat(real); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Errorf("the target's mode is not the one written (%v)", err)
+	}
+	for d, want := range map[string]int{filepath.Dir(real): 1, linkDir: 2} {
+		if entries, err := os.ReadDir(d); err != nil || len(entries) != want {
+			t.Errorf("%s holds %v (%v), want %d entries: no temporary file left", d, entries, err, want)
+		}
+	}
+
+	// A link to a file that does not exist yet: the file is made where it points.
+	dangling := filepath.Join(linkDir, "new.yaml")
+	if err := os.Symlink("../etc/new.yaml", dangling); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.WriteFile(t.Context(), dangling, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := os.ReadFile(filepath.Join(root, "etc", "new.yaml")); err != nil || string(got) != "x" {
+		t.Errorf("writing through a dangling link: %q, %v", got, err)
+	}
+}
+
+// TestWriteFile_FlushesFileAndDirectory traces the remote command's system calls (strace, run by
+// an sshd ForceCommand around every command): the temporary file is fsynced before it is renamed
+// over the file, and its directory after, so a crash leaves the old or the new file, never an
+// empty one.
+func TestWriteFile_FlushesFileAndDirectory(t *testing.T) {
+	if _, err := exec.LookPath("strace"); err != nil {
+		msg := "strace not found: install it with `apt-get install -y strace` (scripts/deps.sh)"
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	traceFile := filepath.Join(t.TempDir(), "trace")
+	s := acctest.StartSSHDWith(t, acctest.SSHDOptions{ExtraConfig: []string{
+		`ForceCommand strace -f -qq -y -e trace=fsync,fdatasync,rename,renameat,renameat2 -o ` + traceFile + ` sh -c "$SSH_ORIGINAL_COMMAND"`,
+	}})
+	h := newHost(t, newPool(t, node.PoolOptions{}), target(s))
+	dir := t.TempDir()
+	file := filepath.Join(dir, "fstab")
+	if err := h.WriteFile(t.Context(), file, []byte("data\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	trace, err := os.ReadFile(traceFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	syncedFile, renamed, syncedDir := -1, -1, -1
+	for i, line := range strings.Split(string(trace), "\n") {
+		switch {
+		case strings.Contains(line, "fsync(") && strings.Contains(line, "<"+file+".") && strings.HasSuffix(line, "= 0"):
+			syncedFile = i
+		case strings.Contains(line, "rename") && strings.Contains(line, `"`+file+`"`) && strings.HasSuffix(line, "= 0"):
+			renamed = i
+		case strings.Contains(line, "fsync(") && strings.Contains(line, "<"+dir+">") && strings.HasSuffix(line, "= 0"):
+			syncedDir = i
+		}
+	}
+	if syncedFile < 0 || renamed < syncedFile || syncedDir < renamed {
+		t.Errorf("want fsync of the temporary file, then the rename, then fsync of %s; lines %d, %d, %d of the trace:\n%s", dir, syncedFile, renamed, syncedDir, trace)
+	}
+}
+
+// TestMkdirAll_RefusesSymlink: MkdirAll on a symbolic link to a directory fails and leaves the
+// mode and owner of the directory it points to as they were.
+func TestMkdirAll_RefusesSymlink(t *testing.T) {
+	s := acctest.StartSSHD(t)
+	h := newHost(t, newPool(t, node.PoolOptions{}), target(s))
+	root := t.TempDir()
+	real, link := filepath.Join(root, "real"), filepath.Join(root, "link")
+	if err := os.Mkdir(real, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	err := h.MkdirAll(t.Context(), link, node.DirOptions{Mode: 0o777, Owner: "nobody"})
+	if err == nil || !strings.Contains(err.Error(), "is a symbolic link") {
+		t.Errorf("MkdirAll on a symbolic link: %v", err)
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := fi.Sys().(*syscall.Stat_t) //nolint:forcetypeassert // Linux.
+	if fi.Mode().Perm() != 0o700 || int(st.Uid) != os.Getuid() {
+		t.Errorf("the link's target changed: mode %s, uid %d", fi.Mode(), st.Uid)
+	}
+
+	// RealPath resolves the link, and keeps components that do not exist.
+	got, err := h.RealPath(t.Context(), filepath.Join(link, "not", "yet"))
+	if want := filepath.Join(real, "not", "yet"); err != nil || got != want {
+		t.Errorf("RealPath = %q, %v; want %q", got, err, want)
+	}
 }

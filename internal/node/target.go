@@ -103,13 +103,16 @@ func (e Endpoint) String() string {
 // it through, whether to use sudo, and timeouts.
 type Target struct {
 	Endpoint
+	// Node is the Kubernetes node name, when the target is one (Resolve sets it); errors name it.
+	Node string
 	// Bastion, when set, is the jump host the connection to Endpoint is tunnelled through.
 	Bastion *Endpoint
 	// Sudo runs every command through `sudo -n --` when User is not root.
 	Sudo bool
 	// ConnectTimeout bounds dialling and the SSH handshake (default: 30s).
 	ConnectTimeout time.Duration
-	// CommandTimeout bounds each command; 0 means only the caller's context bounds it.
+	// CommandTimeout bounds each command. 0 leaves it to the caller's context deadline, or, for a
+	// context without one, to the pool's default (PoolOptions.DefaultCommandTimeout).
 	CommandTimeout time.Duration
 }
 

@@ -39,7 +39,9 @@ func sshBlock() schema.SingleNestedBlock {
 	attrs := credentialAttributes()
 	attrs["sudo"] = schema.BoolAttribute{Optional: true, MarkdownDescription: "Run commands through `sudo -n` (default: `false`). Needs passwordless sudo."}
 	attrs["connect_timeout"] = schema.StringAttribute{Optional: true, MarkdownDescription: "Time allowed to connect and log in, e.g. `30s` (default: `30s`)."}
-	attrs["command_timeout"] = schema.StringAttribute{Optional: true, MarkdownDescription: "Time allowed for each command, e.g. `10m` (default: none beyond the operation's own timeout)."}
+	attrs["command_timeout"] = schema.StringAttribute{Optional: true, MarkdownDescription: "Time allowed for each command, e.g. `10m`. By default a command may run as long as its operation's timeout allows, " +
+		"and `" + node.DefaultCommandTimeout.String() + "` where the operation has none (a refresh during `terraform plan`), so a hung mount on a node fails the plan instead of hanging it. " +
+		"Long steps (copies, benchmarks) have their own limits."}
 	bastion := credentialAttributes()
 	bastion["host"] = schema.StringAttribute{Optional: true, MarkdownDescription: "Address of the jump host."}
 	return schema.SingleNestedBlock{

@@ -13,6 +13,13 @@ import (
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/tfconv"
 )
 
+// Defaults of the optional attributes, as Kubernetes has them: the schema's Default and the
+// observed value of a class that leaves them unset.
+const (
+	defaultReclaimPolicy     = corev1.PersistentVolumeReclaimDelete
+	defaultVolumeBindingMode = storagev1.VolumeBindingImmediate
+)
+
 const (
 	defaultClassAnnotation     = "storageclass.kubernetes.io/is-default-class"
 	betaDefaultClassAnnotation = "storageclass.beta.kubernetes.io/is-default-class"
@@ -129,11 +136,11 @@ func (m *model) observed(sc *storagev1.StorageClass, isDefault, all bool) {
 	m.Name = types.StringValue(sc.Name)
 	m.Provisioner = types.StringValue(sc.Provisioner)
 	m.Parameters = tfconv.Map(sc.Parameters, m.Parameters, true)
-	m.ReclaimPolicy = types.StringValue(string(corev1.PersistentVolumeReclaimDelete))
+	m.ReclaimPolicy = types.StringValue(string(defaultReclaimPolicy))
 	if sc.ReclaimPolicy != nil {
 		m.ReclaimPolicy = types.StringValue(string(*sc.ReclaimPolicy))
 	}
-	m.VolumeBindingMode = types.StringValue(string(storagev1.VolumeBindingImmediate))
+	m.VolumeBindingMode = types.StringValue(string(defaultVolumeBindingMode))
 	if sc.VolumeBindingMode != nil {
 		m.VolumeBindingMode = types.StringValue(string(*sc.VolumeBindingMode))
 	}

@@ -60,16 +60,16 @@ func (r *Resource) Schema(_ context.Context, _ resource.SchemaRequest, resp *res
 			"reclaim_policy": schema.StringAttribute{
 				Optional:            true,
 				Computed:            true,
-				Default:             stringdefault.StaticString("Delete"),
-				MarkdownDescription: "What happens to a dynamically provisioned volume when its claim is deleted: `Delete` or `Retain` (default: `Delete`). Changing it replaces the class.",
+				Default:             stringdefault.StaticString(string(defaultReclaimPolicy)),
+				MarkdownDescription: "What happens to a dynamically provisioned volume when its claim is deleted: `Delete` or `Retain` (default: `" + string(defaultReclaimPolicy) + "`). Changing it replaces the class.",
 				Validators:          []validator.String{stringvalidator.OneOf("Delete", "Retain")},
 				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
 			},
 			"volume_binding_mode": schema.StringAttribute{
 				Optional: true,
 				Computed: true,
-				Default:  stringdefault.StaticString("Immediate"),
-				MarkdownDescription: "When volumes are bound: `Immediate` or `WaitForFirstConsumer` (default: `Immediate`, as in Kubernetes). " +
+				Default:  stringdefault.StaticString(string(defaultVolumeBindingMode)),
+				MarkdownDescription: "When volumes are bound: `Immediate` or `WaitForFirstConsumer` (default: `" + string(defaultVolumeBindingMode) + "`, as in Kubernetes). " +
 					"Local volumes need `WaitForFirstConsumer` so the scheduler picks the node the volume lives on. Changing it replaces the class.",
 				Validators:    []validator.String{stringvalidator.OneOf("Immediate", "WaitForFirstConsumer")},
 				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},

@@ -10,11 +10,13 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/importmark"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/providerdata"
 )
@@ -23,9 +25,6 @@ var (
 	_ resource.ResourceWithConfigure   = &Resource{}
 	_ resource.ResourceWithImportState = &Resource{}
 )
-
-// privateImported marks a Read that follows an import: it adopts every label and annotation.
-const privateImported = "imported"
 
 // NewResource returns the clusterstorage_storage_class resource.
 func NewResource() resource.Resource {
@@ -64,7 +63,11 @@ func (r *Resource) Create(ctx context.Context, req resource.CreateRequest, resp 
 	tflog.Debug(ctx, "creating StorageClass", map[string]any{"name": s.Name, "provisioner": s.Provisioner, "default": s.Default})
 	created, err := client.StorageV1().StorageClasses().Create(ctx, s.object(), metav1.CreateOptions{})
 	if err != nil {
-		resp.Diagnostics.AddError("Creating StorageClass "+s.Name+" failed", err.Error())
+		detail := err.Error()
+		if apierrors.IsAlreadyExists(err) {
+			detail = importmark.AlreadyExistsDetail("StorageClass", s.Name, "clusterstorage_storage_class", s.Name, err)
+		}
+		resp.Diagnostics.AddAttributeError(path.Root("name"), "Creating StorageClass "+s.Name+" failed", detail)
 		return
 	}
 	plan.observed(created, s.Default, false)
@@ -82,7 +85,8 @@ func (r *Resource) Read(ctx context.Context, req resource.ReadRequest, resp *res
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	imported, diags := req.Private.GetKey(ctx, privateImported)
+	// The first Read after an import adopts every label and annotation.
+	imported, diags := importmark.FirstRead(ctx, req.Private, resp.Private)
 	resp.Diagnostics.Append(diags...)
 
 	sc, err := client.StorageV1().StorageClasses().Get(ctx, state.ID.ValueString(), metav1.GetOptions{})
@@ -100,11 +104,8 @@ func (r *Resource) Read(ctx context.Context, req resource.ReadRequest, resp *res
 		resp.Diagnostics.AddError("Listing StorageClasses failed", err.Error())
 		return
 	}
-	state.observed(sc, isDefault, imported != nil)
+	state.observed(sc, isDefault, imported)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
-	if imported != nil {
-		resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateImported, nil)...)
-	}
 }
 
 // Update changes the fields Kubernetes allows to change; the schema replaces the class for the rest.
@@ -164,8 +165,7 @@ func (r *Resource) Delete(ctx context.Context, req resource.DeleteRequest, resp 
 
 // ImportState imports a class by name, adopting all its labels and annotations.
 func (r *Resource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	resource.ImportStatePassthroughID(ctx, path.Root("id"), req, resp)
-	resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateImported, []byte(`true`))...)
+	importmark.ImportByID(ctx, req, resp)
 }
 
 // soleDefault reports whether sc is the cluster's one default class: marked default, with no

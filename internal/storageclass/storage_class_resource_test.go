@@ -3,6 +3,7 @@ package storageclass_test
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -151,6 +152,41 @@ resource "clusterstorage_storage_class" "test" {
 	})
 }
 
+// TestAccStorageClass_alreadyExists: a class made outside Terraform under the planned name is not
+// taken over; the error says how to import it, both ways.
+func TestAccStorageClass_alreadyExists(t *testing.T) {
+	name := acctest.RandomName("acc-sc")
+	client := acctest.Kube(t)
+	if _, err := client.StorageV1().StorageClasses().Create(context.Background(), &storagev1.StorageClass{
+		ObjectMeta:  metav1.ObjectMeta{Name: name, Labels: map[string]string{"owner": "someone-else"}},
+		Provisioner: "kubernetes.io/no-provisioner",
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = client.StorageV1().StorageClasses().Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
+	config := acctest.ProviderConfig() + fmt.Sprintf(`
+resource "clusterstorage_storage_class" "test" {
+  name                = %q
+  storage_provisioner = "kubernetes.io/no-provisioner"
+}`, name)
+
+	resource.ParallelTest(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: config, ExpectError: acctest.ErrorWords("Creating StorageClass " + name + " failed")},
+			{Config: config, ExpectError: acctest.ErrorWords("terraform import clusterstorage_storage_class.<name> " + name)},
+			{Config: config, ExpectError: regexp.MustCompile(`import \{\s+to\s+=\s+clusterstorage_storage_class.<name>\s+id\s+=\s+"` + name + `"`)},
+		},
+	})
+	sc, err := client.StorageV1().StorageClasses().Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil || sc.Labels["owner"] != "someone-else" {
+		t.Errorf("the class made outside Terraform was changed: %v", err)
+	}
+}
+
 // TestAccStorageClass_unmanagedMetadata: labels and annotations other tools add cause no diff,
 // while a change to a managed one does.
 func TestAccStorageClass_unmanagedMetadata(t *testing.T) {
@@ -280,7 +316,11 @@ func TestAccStorageClass_badInput(t *testing.T) {
 		want string
 	}{
 		"name not DNS-1123": {`name = "Fast_SSD"
-  storage_provisioner = "x.io/y"`, `must be a DNS-1123 subdomain`},
+  storage_provisioner = "x.io/y"`, `Invalid Kubernetes name`},
+		"name suggestion": {`name = "Fast_SSD"
+  storage_provisioner = "x.io/y"`, `name = "Fast_SSD" is not valid`},
+		"name example": {`name = "Fast_SSD"
+  storage_provisioner = "x.io/y"`, `Valid values look like "fast-ssd" and "local.disks-1". Did you mean "fast-ssd"?`},
 		"reclaim policy": {`name = "ok"
   storage_provisioner = "x.io/y"
   reclaim_policy = "Recycle"`, `value must be one of`},
@@ -297,7 +337,7 @@ func TestAccStorageClass_badInput(t *testing.T) {
   annotations = { "storageclass.kubernetes.io/is-default-class" = "true" }`, "set `default = true` instead"},
 		"label key": {`name = "ok"
   storage_provisioner = "x.io/y"
-  labels = { "bad key" = "v" }`, `must be a valid label key`},
+  labels = { "bad key" = "v" }`, `Invalid label key`},
 		"topology without values": {`name = "ok"
   storage_provisioner = "x.io/y"
   allowed_topologies = [{ match_label_expressions = [{ key = "zone", values = [] }] }]`, `must contain at least 1 elements`},

@@ -1,0 +1,11 @@
+package k3smigration
+
+import (
+	"testing"
+
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/schemacheck"
+)
+
+func TestSchema(t *testing.T) {
+	schemacheck.Resource(t, NewResource(), model{})
+}
