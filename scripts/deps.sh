@@ -2,7 +2,7 @@
 # Installs the Debian packages the tests, the local cluster and the demo use, when missing.
 set -euo pipefail
 
-packages=(containerd runc containernetworking-plugins fio busybox-static openssl openssh-server sudo rsync iproute2 sqlite3 attr acl psmisc bc)
+packages=(containerd runc containernetworking-plugins fio busybox-static openssl openssh-server sudo rsync iproute2 sqlite3 attr acl psmisc bc strace shellcheck)
 missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")

@@ -68,6 +68,10 @@ scripts/check-examples.sh
 log "unit and integration tests"
 # shellcheck disable=SC2086
 go test -trimpath -count=1 $TESTARGS ./...
+# The SSH machinery runs goroutines per session: its tests run under the race detector too.
+log "internal/node under the race detector"
+# shellcheck disable=SC2086
+go test -trimpath -race -count=1 $TESTARGS ./internal/node/...
 
 for cli in $TEST_CLIS; do
 	log "acceptance tests under $cli ($("bin/$cli" version | head -1))"
