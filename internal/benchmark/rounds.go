@@ -192,7 +192,7 @@ func medianResult(results []fio.Result) fio.Result {
 }
 
 // spreadSummary is the line `summary` adds for several rounds, e.g.
-// "3 rounds: read IOPS 7500-7900 (CV 2.6 %); write IOPS 3200-3400 (CV 3.0 %)": the range and
+// "3 rounds: read IOPS 7500-7900 (CV 2.6 %), write IOPS 3200-3400 (CV 3.0 %)": the range and
 // coefficient of variation of each direction's IOPS (of fsync latency for a job that only
 // syncs). "" for a single round.
 func spreadSummary(rounds int, sp map[string]spread) string {
@@ -213,7 +213,7 @@ func spreadSummary(rounds int, sp map[string]spread) string {
 	if len(parts) == 0 {
 		return fmt.Sprintf("%d rounds", rounds)
 	}
-	return fmt.Sprintf("%d rounds: %s", rounds, strings.Join(parts, "; "))
+	return fmt.Sprintf("%d rounds: %s", rounds, strings.Join(parts, ", "))
 }
 
 func figureByKey(key string) figure {

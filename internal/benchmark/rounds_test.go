@@ -152,7 +152,7 @@ func TestSpreads(t *testing.T) {
 
 func TestSpreadSummary(t *testing.T) {
 	sp := spreads([]fio.Result{result(100, 10, 300), result(300, 30, 100), result(200, 20, 200)})
-	if got, want := spreadSummary(3, sp), "3 rounds: read IOPS 100-300 (CV 50.0 %); write IOPS 10-30 (CV 50.0 %)"; got != want {
+	if got, want := spreadSummary(3, sp), "3 rounds: read IOPS 100-300 (CV 50.0 %), write IOPS 10-30 (CV 50.0 %)"; got != want {
 		t.Errorf("spreadSummary = %q, want %q", got, want)
 	}
 	if got := spreadSummary(1, sp); got != "" {
