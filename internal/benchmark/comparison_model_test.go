@@ -35,8 +35,11 @@ func errorAt(diags diag.Diagnostics, p path.Path, summary string) bool {
 
 func TestComparisonRequest(t *testing.T) {
 	targets := map[string]comparisonTargetModel{
-		"disk":  nullTarget(func(t *comparisonTargetModel) { t.NodePath = types.StringValue("/mnt/data") }),
-		"local": nullTarget(func(t *comparisonTargetModel) { t.StorageClass = types.StringValue("local"); t.Namespace = types.StringValue("bench") }),
+		"disk": nullTarget(func(t *comparisonTargetModel) { t.NodePath = types.StringValue("/mnt/data") }),
+		"local": nullTarget(func(t *comparisonTargetModel) {
+			t.StorageClass = types.StringValue("local")
+			t.Namespace = types.StringValue("bench")
+		}),
 	}
 	got, rounds, diags := cmpCfg(targets, func(m *comparisonModel) {
 		m.Baseline = types.StringValue("disk")

@@ -56,32 +56,37 @@ data "clusterstorage_storage_benchmark" "test" {
 // spreadHolds checks that spread.<key> has min <= the median in <dir>.<attr> <= max, min > 0,
 // and a coefficient of variation from 0 to 100 %.
 func spreadHolds(dir, attr, key string) statecheck.StateCheck {
-	return stateFunc(func(values map[string]any) error {
-		obj, _ := values[dir].(map[string]any)
-		med := number(obj[attr])
-		sp, _ := values["spread"].(map[string]any)
-		s, _ := sp[key].(map[string]any)
-		lo, hi, cv := number(s["min"]), number(s["max"]), number(s["cv_percent"])
-		if !(lo > 0 && lo <= med && med <= hi && cv >= 0 && cv < 100) {
-			return fmt.Errorf("spread.%s = %v with median %s.%s = %v: want 0 < min <= median <= max, 0 <= cv_percent < 100", key, s, dir, attr, med)
-		}
-		return nil
-	})
+	return stateAt{addr, func(values map[string]any) error { return spreadHoldsIn(values, dir, attr, key) }}
 }
 
-// stateFunc is a state check on the attributes of the data source at addr.
-type stateFunc func(values map[string]any) error
+func spreadHoldsIn(values map[string]any, dir, attr, key string) error {
+	obj, _ := values[dir].(map[string]any)
+	med := number(obj[attr])
+	sp, _ := values["spread"].(map[string]any)
+	s, _ := sp[key].(map[string]any)
+	lo, hi, cv := number(s["min"]), number(s["max"]), number(s["cv_percent"])
+	if !(lo > 0 && lo <= med && med <= hi && cv >= 0 && cv < 100) {
+		return fmt.Errorf("spread.%s = %v with median %s.%s = %v: want 0 < min <= median <= max, 0 <= cv_percent < 100", key, s, dir, attr, med)
+	}
+	return nil
+}
 
-func (f stateFunc) CheckState(_ context.Context, req statecheck.CheckStateRequest, resp *statecheck.CheckStateResponse) {
+// stateAt is a state check on the attributes of the data source at address.
+type stateAt struct {
+	address string
+	check   func(values map[string]any) error
+}
+
+func (c stateAt) CheckState(_ context.Context, req statecheck.CheckStateRequest, resp *statecheck.CheckStateResponse) {
 	if req.State == nil || req.State.Values == nil || req.State.Values.RootModule == nil {
 		resp.Error = errors.New("no state")
 		return
 	}
 	for _, r := range req.State.Values.RootModule.Resources {
-		if r.Address == addr {
-			resp.Error = f(r.AttributeValues)
+		if r.Address == c.address {
+			resp.Error = c.check(r.AttributeValues)
 			return
 		}
 	}
-	resp.Error = fmt.Errorf("%s not in state", addr)
+	resp.Error = fmt.Errorf("%s not in state", c.address)
 }
