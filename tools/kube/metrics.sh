@@ -129,7 +129,7 @@ up() {
 		else
 			log "WARNING: the API server runs without --requestheader-client-ca-file/--proxy-client-cert-file:" \
 				"metrics-server skips authorization of the metrics paths (127.0.0.1:$METRICS_PORT is readable by local processes)"
-			auth=(--authorization-always-allow-paths=/healthz,/readyz,/livez,/apis/metrics.k8s.io,/apis/metrics.k8s.io/*,/apis,/openapi/*)
+			auth=("--authorization-always-allow-paths=/healthz,/readyz,/livez,/apis/metrics.k8s.io,/apis/metrics.k8s.io/*")
 		fi
 		log "starting metrics-server on 127.0.0.1:$METRICS_PORT"
 		# shellcheck disable=SC2016 # $$, $0 and $@ are for the inner bash
