@@ -99,6 +99,11 @@ func (d *ComparisonDataSource) Read(ctx context.Context, req datasource.ReadRequ
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	namespaces := make([]string, 0, len(targets))
+	for _, t := range targets {
+		namespaces = append(namespaces, t.Request.Target.Namespace)
+	}
+	sweepNamespaces(ctx, client, namespaces, &resp.Diagnostics)
 	var warnings []string
 	seen := map[string]bool{}
 	for _, t := range targets {

@@ -97,6 +97,7 @@ func (d *DataSource) Read(ctx context.Context, req datasource.ReadRequest, resp 
 	if !ok {
 		return
 	}
+	sweepNamespaces(ctx, client, []string{r.Target.Namespace}, &resp.Diagnostics)
 
 	c := cache{client: client, namespace: r.Target.Namespace}
 	if r.MaxAge > 0 {
