@@ -59,10 +59,6 @@ data "clusterstorage_storage_comparison" "test" {
   runtime   = "1s"
   size      = "16M"
 %s}
-
-output "table" {
-  value = data.clusterstorage_storage_comparison.test.table
-}
 `, diskDir, class, e.node, e.ns, podAttributes()),
 			ConfigStateChecks: []statecheck.StateCheck{
 				statecheck.ExpectKnownValue(cmpAddr, tfjsonpath.New("order"), knownvalue.ListExact([]knownvalue.Check{
@@ -87,6 +83,7 @@ output "table" {
 				statecheck.ExpectKnownValue(cmpAddr, tfjsonpath.New("table"), knownvalue.StringRegexp(regexp.MustCompile(
 					`(?s)^fio database +disk +local_path +local_pv\nread IOPS +\d+ ±\d+% +\d+ ±\d+% +\d+ ±\d+%\n.*read IOPS vs disk +1\.00x +\d+\.\d\dx( ~)? +\d+\.\d\dx( ~)?\n.*memory \(working set\) +0 MiB +(\d+ MiB|no metrics API) +0 MiB\n`))),
 				comparisonPlausible([]string{"disk", "local_path", "local_pv"}, 2),
+				logTable(t),
 			},
 			Check: resource.ComposeTestCheckFunc(
 				check(func() error { return e.noLeftovers(false) }),
@@ -165,9 +162,9 @@ func TestAccStorageComparison_badInput(t *testing.T) {
   baseline = "a"
   rounds = 0`, `Attribute rounds value must be between 1 and 20, got: 0`},
 		{`  targets = { a = { storage_class = "x", claim = "y" } }
-  baseline = "a"`, `targets\["a"\].*Target "a" must set exactly one of storage_class, claim and node_path`},
+  baseline = "a"`, `Target "a" must set exactly one of storage_class, claim and node_path`},
 		{`  targets = { a = { node_path = "/mnt" } }
-  baseline = "a"`, `targets\["a"\].node.*set node to the Kubernetes node`},
+  baseline = "a"`, `node required with node_path.*set node to the Kubernetes node`},
 		{`  targets = { a = { storage_class = "x" } }
   baseline = "a"
   runtime = "2h"`, `must be between 1s and 1h`},
@@ -179,6 +176,14 @@ func TestAccStorageComparison_badInput(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		Steps:                    steps,
 	})
+}
+
+// logTable logs the comparison's table and warnings.
+func logTable(t *testing.T) statecheck.StateCheck {
+	return stateAt{cmpAddr, func(values map[string]any) error {
+		t.Logf("table:\n%v\nwarnings: %v", values["table"], values["warnings"])
+		return nil
+	}}
 }
 
 // metricsServed reports whether the cluster serves metrics.k8s.io.
