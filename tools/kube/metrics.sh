@@ -7,8 +7,12 @@
 #   tools/kube/metrics.sh down STATE_DIR KUBECONFIG   unregister and stop
 #   tools/kube/metrics.sh status STATE_DIR KUBECONFIG
 #
-# STATE_DIR holds everything it makes (metrics-server/ below it: certificates, pidfile,
-# log); KUBECONFIG is an admin kubeconfig of the cluster. Nothing leaves 127.0.0.0/8.
+# e.g. tools/kube/metrics.sh up .cluster/metrics-server .cluster/kubeconfig
+#
+# STATE_DIR is metrics-server's own directory (made if missing): certificates, pidfile,
+# log. KUBECONFIG is an admin kubeconfig of the cluster; its CA (which signed the
+# kubelets' serving certificates, as tools/kube/cluster.sh does) verifies the kubelets.
+# Nothing leaves 127.0.0.0/8.
 #
 # How the API server reaches it: an ExternalName Service kube-system/metrics-server
 # pointing at `localhost` (there is no kube-proxy or pod network, so a ClusterIP
@@ -27,10 +31,12 @@
 # --requestheader-extra-headers-prefix, --proxy-client-cert-file,
 # --proxy-client-key-file). When the cluster's kube-system/extension-apiserver-
 # authentication ConfigMap shows the API server runs without them, the proxied
-# requests arrive without a client certificate, and metrics-server is started with
-# --authorization-always-allow-paths for the metrics paths instead: requests through
-# the API server are still authorized there, but any local process that talks to
-# 127.0.0.1:$METRICS_PORT directly can read pod and node metrics. Say so in the log.
+# requests arrive without a client certificate, as system:anonymous: then a
+# ClusterRole that may only get/list pods and nodes of metrics.k8s.io is bound to
+# system:anonymous, so metrics-server's own check passes. Requests through the API
+# server are still authorized there for the real user first, but anonymous clients
+# of this cluster (and local processes talking to 127.0.0.1:$METRICS_PORT) can then
+# read pod and node metrics, nothing else. The log says so; `down` removes the binding.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -45,9 +51,9 @@ usage() {
 }
 [[ $# -eq 3 ]] || usage
 cmd=$1
-STATE=$(cd "$2" && pwd)
-KUBECONFIG_PATH=$3
-DIR=$STATE/metrics-server
+mkdir -p "$2"
+DIR=$(cd "$2" && pwd)
+KUBECONFIG_PATH=$(cd "$(dirname "$3")" && pwd)/$(basename "$3")
 PIDFILE=$DIR/metrics-server.pid
 
 log() { echo "metrics.sh: $*" >&2; }
@@ -86,6 +92,32 @@ front_proxy() {
 		-o 'jsonpath={.data.requestheader-client-ca-file}' 2>/dev/null) ]]
 }
 
+# anonymous_metrics_reader lets system:anonymous read metrics.k8s.io, and nothing else.
+anonymous_metrics_reader() {
+	kubectl apply -f - >/dev/null <<EOF
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: clusterstorage:metrics-reader-anonymous
+  labels: {app.kubernetes.io/name: metrics-server, app.kubernetes.io/managed-by: clusterstorage-metrics-sh}
+rules:
+  - apiGroups: [metrics.k8s.io]
+    resources: [pods, nodes]
+    verbs: [get, list]
+  - nonResourceURLs: [/apis/metrics.k8s.io, /apis/metrics.k8s.io/*]
+    verbs: [get]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: clusterstorage:metrics-reader-anonymous
+  labels: {app.kubernetes.io/name: metrics-server, app.kubernetes.io/managed-by: clusterstorage-metrics-sh}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: "clusterstorage:metrics-reader-anonymous"}
+subjects:
+  - {apiGroup: rbac.authorization.k8s.io, kind: User, name: "system:anonymous"}
+EOF
+}
+
 register() {
 	local ca
 	ca=$(base64 -w0 "$DIR/ca.crt")
@@ -118,18 +150,17 @@ EOF
 }
 
 up() {
-	mkdir -p "$DIR"
 	chmod 700 "$DIR"
 	build
 	certs
+	kubectl config view --raw --minify -o 'jsonpath={.clusters[0].cluster.certificate-authority-data}' | base64 -d >"$DIR/cluster-ca.crt"
 	if ! running; then
-		local auth=()
 		if front_proxy; then
 			log "the API server presents front-proxy certificates: metrics-server authenticates and authorizes every request"
 		else
 			log "WARNING: the API server runs without --requestheader-client-ca-file/--proxy-client-cert-file:" \
-				"metrics-server skips authorization of the metrics paths (127.0.0.1:$METRICS_PORT is readable by local processes)"
-			auth=("--authorization-always-allow-paths=/healthz,/readyz,/livez,/apis/metrics.k8s.io,/apis/metrics.k8s.io/*")
+				"proxied requests arrive as system:anonymous, which is allowed to read metrics.k8s.io (only that)"
+			anonymous_metrics_reader
 		fi
 		log "starting metrics-server on 127.0.0.1:$METRICS_PORT"
 		# shellcheck disable=SC2016 # $$, $0 and $@ are for the inner bash
@@ -144,9 +175,9 @@ up() {
 			--authorization-kubeconfig="$KUBECONFIG_PATH" \
 			--kubelet-preferred-address-types=Hostname,InternalIP \
 			--kubelet-use-node-status-port \
-			--kubelet-certificate-authority="$STATE/pki/ca.crt" \
-			--metric-resolution=10s \
-			"${auth[@]}" \
+			--kubelet-certificate-authority="$DIR/cluster-ca.crt" \
+			--metric-resolution=15s \
+			--kubelet-request-timeout=5s \
 			>>"$DIR/metrics-server.log" 2>&1 </dev/null 9<&- &
 	fi
 	register
@@ -155,13 +186,13 @@ up() {
 		[[ $(kubectl get --raw /apis/metrics.k8s.io/v1beta1/nodes 2>/dev/null) == *'"usage"'* ]]; do
 		if ! running; then
 			log "metrics-server exited; its log:"
-			tail -20 "$DIR/metrics-server.log" >&2
+			grep -v "missing content for CA bundle" "$DIR/metrics-server.log" | tail -20 >&2
 			down
 			exit 1
 		fi
 		if ((SECONDS > deadline)); then
 			log "the metrics API was not served within 120 s; metrics-server's log:"
-			tail -20 "$DIR/metrics-server.log" >&2
+			grep -v "missing content for CA bundle" "$DIR/metrics-server.log" | tail -20 >&2
 			down
 			exit 1
 		fi
@@ -174,6 +205,7 @@ down() {
 	# Unregister first: an APIService whose server is gone breaks discovery for every client.
 	kubectl delete apiservice v1beta1.metrics.k8s.io --ignore-not-found >/dev/null 2>&1 || true
 	kubectl -n kube-system delete service metrics-server --ignore-not-found >/dev/null 2>&1 || true
+	kubectl delete clusterrolebinding,clusterrole clusterstorage:metrics-reader-anonymous --ignore-not-found >/dev/null 2>&1 || true
 	if running; then
 		local pid
 		pid=$(cat "$PIDFILE")
