@@ -215,16 +215,15 @@ func table(title string, ms []measured, baseline string) string {
 	if anyMemory {
 		usage, requests := []string{"memory (working set)"}, []string{"memory (requests)"}
 		for _, m := range cols {
-			switch {
-			case m.Memory == nil:
+			if m.Memory == nil {
 				usage, requests = append(usage, "0 MiB"), append(requests, "0 MiB")
-			default:
-				requests = append(requests, formatMiB(m.Memory.RequestsBytes))
-				if m.Memory.UsageKnown {
-					usage = append(usage, formatMiB(m.Memory.UsageBytes))
-				} else {
-					usage = append(usage, "no metrics API")
-				}
+				continue
+			}
+			requests = append(requests, formatMiB(m.Memory.RequestsBytes))
+			if m.Memory.UsageKnown {
+				usage = append(usage, formatMiB(m.Memory.UsageBytes))
+			} else {
+				usage = append(usage, "no metrics API")
 			}
 		}
 		rows = append(rows, usage, requests)

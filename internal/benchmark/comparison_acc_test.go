@@ -107,7 +107,7 @@ func TestAccStorageComparison_cacheWarning(t *testing.T) {
 		t.Skip("needs the local cluster: its node is this machine, whose /dev/shm holds the memory-backed volume")
 	}
 	class := e.class()
-	shmDir, err := os.MkdirTemp("/dev/shm", "acc-bench-")
+	shmDir, err := os.MkdirTemp("/dev/shm", "acc-bench-") //nolint:usetesting // the volume must be on tmpfs, which t.TempDir is not
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,6 +31,10 @@ func (d *ComparisonDataSource) Schema(ctx context.Context, _ datasource.SchemaRe
 	var bench datasource.SchemaResponse
 	(&DataSource{}).Schema(ctx, datasource.SchemaRequest{}, &bench)
 	from := bench.Schema.Attributes
+	var nodeValidators []validator.String
+	if node, ok := from["node"].(schema.StringAttribute); ok {
+		nodeValidators = node.Validators
+	}
 
 	targetAttrs := map[string]schema.Attribute{}
 	for _, name := range targetAttributeNames {
@@ -39,7 +43,7 @@ func (d *ComparisonDataSource) Schema(ctx context.Context, _ datasource.SchemaRe
 	targetAttrs["node"] = schema.StringAttribute{
 		Optional:            true,
 		MarkdownDescription: "Kubernetes node of this target (default: the comparison's `node`). Required with `node_path`; pins a pod target's fio pod.",
-		Validators:          from["node"].(schema.StringAttribute).Validators, //nolint:forcetypeassert // the benchmark's own schema, a string attribute
+		Validators:          nodeValidators,
 	}
 	targetAttrs["namespace"] = schema.StringAttribute{
 		Optional:            true,
@@ -71,7 +75,7 @@ func (d *ComparisonDataSource) Schema(ctx context.Context, _ datasource.SchemaRe
 		"node": schema.StringAttribute{
 			Optional:            true,
 			MarkdownDescription: "Kubernetes node of every target that does not name its own.",
-			Validators:          from["node"].(schema.StringAttribute).Validators, //nolint:forcetypeassert // the benchmark's own schema, a string attribute
+			Validators:          nodeValidators,
 		},
 		"namespace": schema.StringAttribute{
 			Optional:            true,

@@ -74,7 +74,9 @@ func devCLI(t *testing.T, providerBlock string) func(body string) *cliRun {
 		t.Cleanup(func() {
 			if r.cmd.ProcessState == nil {
 				_ = syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL) //nolint:errcheck // the test already failed
-				<-r.done
+				if err := <-r.done; err != nil {
+					t.Logf("terraform killed: %v", err)
+				}
 			}
 		})
 		return r

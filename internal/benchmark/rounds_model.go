@@ -49,10 +49,10 @@ func spreadModelOf(sp map[string]spread) *spreadModel {
 
 // figureUnit says in what unit a figure's values are, for descriptions.
 func figureUnit(f figure) string {
-	switch {
-	case f.Key == "read_iops" || f.Key == "write_iops":
+	switch f.Key {
+	case "read_iops", "write_iops":
 		return "I/O operations per second"
-	case f.Key == "read_bandwidth" || f.Key == "write_bandwidth":
+	case "read_bandwidth", "write_bandwidth":
 		return "bytes per second"
 	default:
 		return "microseconds"

@@ -297,7 +297,7 @@ func (r podRun) wait(ctx context.Context) (*corev1.Pod, error) {
 			nextEvents = time.Now().Add(eventsInterval)
 			if err := r.cannotStart(ctx); err != nil {
 				fatal = err
-				return true, "", nil
+				return true, "", nil //nolint:nilerr // ends the poll; fatal is returned after it
 			}
 		}
 		for _, cs := range p.Status.ContainerStatuses {
