@@ -44,6 +44,10 @@ up() {
 	TF_CLI_CONFIG_FILE="$(scripts/devrc.sh)"
 	step "starting the local cluster (cold: the Kubernetes build takes ~10 minutes)"
 	cluster_up
+	if [[ -z ${CLUSTERSTORAGE_ACC_KUBECONFIG:-} ]]; then
+		step "starting metrics-server on the local cluster (memory overhead is measured, not guessed)"
+		tools/kube/metrics.sh up "$DEMO/metrics-server" "$KUBECONFIG_PATH"
+	fi
 	step "starting an sshd on 127.0.0.1:$SSH_PORT for the node"
 	start_sshd "$DEMO/ssh" "$SSH_PORT"
 	mkdir -p "$DEMO/work" "$DEMO/disks"
@@ -56,6 +60,8 @@ up() {
 	"$TF" -chdir="$DEMO/work" apply -auto-approve -input=false
 	step "the comparison"
 	"$TF" -chdir="$DEMO/work" output -raw comparison
+	printf '\n'
+	"$TF" -chdir="$DEMO/work" output -json warnings
 	(cd tools/demochart && go build -trimpath -o "$ROOT/bin/demochart" .)
 	"$TF" -chdir="$DEMO/work" output -json chart_data | bin/demochart -o "$DEMO/chart.svg"
 	printf '\n\nThe same as a bar chart: %s\n' "$DEMO/chart.svg"
@@ -72,6 +78,9 @@ down() {
 		"$TF" -chdir="$DEMO/work" destroy -auto-approve -input=false
 	fi
 	stop_sshd "$DEMO/ssh"
+	if [[ -d $DEMO/metrics-server ]] && cluster_running; then
+		tools/kube/metrics.sh down "$DEMO/metrics-server" "$ROOT/.cluster/kubeconfig"
+	fi
 	step "stopping the local cluster"
 	tools/kube/cluster.sh down
 	rm -rf "$DEMO"

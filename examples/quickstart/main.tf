@@ -1,7 +1,7 @@
 # The quickstart reproduces the seed article's comparison on one node: the same fio job
 # (8k random I/O, 70 % reads, iodepth 16) against a local PersistentVolume, against OpenEBS's
-# dynamic hostpath class, and against the node's disk directly, as outputs and a check block.
-# The three runs follow each other (depends_on) so they do not share the disk.
+# dynamic hostpath class, and against the node's disk directly, in interleaved rounds (one
+# target at a time, so they never share the disk), with the memory OpenEBS's pods use.
 
 terraform {
   required_providers {
@@ -58,19 +58,23 @@ resource "clusterstorage_storage_backend" "openebs" {
   }
 }
 
-locals {
-  job = {
-    profile = "database"
-    runtime = var.runtime
+# One fio job on the three targets, in var.rounds interleaved rounds: medians, spread, the
+# ratio of each target to the node's disk, and the memory of OpenEBS's pods.
+data "clusterstorage_storage_comparison" "backends" {
+  targets = {
+    "node disk (fio)" = { node_path = var.data_dir }
+    "local PV"        = { storage_class = clusterstorage_storage_class.local.name }
+    "OpenEBS hostpath" = {
+      storage_class     = clusterstorage_storage_backend.openebs.storage_classes[0]
+      backend_namespace = clusterstorage_storage_backend.openebs.namespace
+    }
   }
-}
+  baseline = "node disk (fio)"
+  rounds   = var.rounds
+  node     = var.node
+  profile  = "database"
+  runtime  = var.runtime
 
-# fio in a pod, on a temporary claim of the local class (it binds one of the volumes above).
-data "clusterstorage_storage_benchmark" "local_pv" {
-  storage_class     = clusterstorage_storage_class.local.name
-  node              = var.node
-  profile           = local.job.profile
-  runtime           = local.job.runtime
   image             = var.fio_image
   image_pull_policy = "IfNotPresent"
   host_network      = true
@@ -78,32 +82,9 @@ data "clusterstorage_storage_benchmark" "local_pv" {
   depends_on = [clusterstorage_local_pv.disk]
 }
 
-# fio in a pod, on a dynamically provisioned OpenEBS hostpath volume.
-data "clusterstorage_storage_benchmark" "openebs_hostpath" {
-  storage_class     = clusterstorage_storage_backend.openebs.storage_classes[0]
-  node              = var.node
-  profile           = local.job.profile
-  runtime           = local.job.runtime
-  image             = var.fio_image
-  image_pull_policy = "IfNotPresent"
-  host_network      = true
-
-  depends_on = [data.clusterstorage_storage_benchmark.local_pv]
-}
-
-# fio over SSH, straight on the node's disk: the baseline.
-data "clusterstorage_storage_benchmark" "node_path" {
-  node      = var.node
-  node_path = var.data_dir
-  profile   = local.job.profile
-  runtime   = local.job.runtime
-
-  depends_on = [data.clusterstorage_storage_benchmark.openebs_hostpath]
-}
-
 check "local_volume_is_fast_enough" {
   assert {
-    condition     = data.clusterstorage_storage_benchmark.local_pv.read.iops >= var.min_read_iops
-    error_message = "The local volume reads ${floor(data.clusterstorage_storage_benchmark.local_pv.read.iops)} IOPS, below ${var.min_read_iops}."
+    condition     = data.clusterstorage_storage_comparison.backends.results["local PV"].read.iops >= var.min_read_iops
+    error_message = "The local volume reads ${floor(data.clusterstorage_storage_comparison.backends.results["local PV"].read.iops)} IOPS, below ${var.min_read_iops}."
   }
 }

@@ -50,7 +50,13 @@ variable "fio_image" {
 variable "runtime" {
   description = "How long each fio run measures (the seed article used 60s)."
   type        = string
-  default     = "20s"
+  default     = "10s"
+}
+
+variable "rounds" {
+  description = "Interleaved rounds of the comparison: each target runs the job this often."
+  type        = number
+  default     = 3
 }
 
 variable "min_read_iops" {

@@ -41,6 +41,10 @@ type stored struct {
 	MeasuredAt time.Time  `json:"measured_at"`
 	Result     fio.Result `json:"result"`
 	RawJSON    string     `json:"raw_json,omitempty"`
+	// Rounds is how many fio runs Result is the median of (0 for entries written before rounds
+	// existed: one run); Spread is the spread of each headline figure over them.
+	Rounds int               `json:"rounds,omitempty"`
+	Spread map[string]spread `json:"spread,omitempty"`
 }
 
 const storedVersion = 1

@@ -46,6 +46,7 @@ type model struct {
 	IOEngine  types.String `tfsdk:"ioengine"`
 	Fsync     types.Int64  `tfsdk:"fsync"`
 
+	Rounds         types.Int64    `tfsdk:"rounds"`
 	MaxAge         types.String   `tfsdk:"max_age"`
 	IncludeRawJSON types.Bool     `tfsdk:"include_raw_json"`
 	Timeouts       timeouts.Value `tfsdk:"timeouts"`
@@ -59,6 +60,7 @@ type model struct {
 	RuntimeSeconds types.Float64 `tfsdk:"runtime_seconds"`
 	MeasuredAt     types.String  `tfsdk:"measured_at"`
 	Summary        types.String  `tfsdk:"summary"`
+	Spread         *spreadModel  `tfsdk:"spread"`
 	RawJSON        types.String  `tfsdk:"raw_json"`
 }
 
@@ -346,7 +348,7 @@ func (m model) jobErrors(err error, diags *diag.Diagnostics) {
 func (m model) anyUnknown() bool {
 	for _, v := range []interface{ IsUnknown() bool }{
 		m.StorageClass, m.Claim, m.NodePath, m.Node, m.Namespace, m.VolumeSize, m.Image, m.ImagePullPolicy, m.HostNetwork,
-		m.Profile, m.BlockSize, m.RW, m.RWMixRead, m.IODepth, m.NumJobs, m.Size, m.Runtime, m.RampTime, m.Direct, m.IOEngine, m.Fsync, m.MaxAge,
+		m.Profile, m.BlockSize, m.RW, m.RWMixRead, m.IODepth, m.NumJobs, m.Size, m.Runtime, m.RampTime, m.Direct, m.IOEngine, m.Fsync, m.MaxAge, m.Rounds,
 	} {
 		if v.IsUnknown() {
 			return true
@@ -407,7 +409,8 @@ func (m *model) observed(s stored, cached, includeRaw bool) {
 	m.FioVersion = types.StringValue(r.FioVersion)
 	m.RuntimeSeconds = types.Float64Value(r.RuntimeSeconds)
 	m.MeasuredAt = types.StringValue(s.MeasuredAt.UTC().Format(time.RFC3339))
-	m.Summary = types.StringValue(fio.Summary(r))
+	m.Summary = types.StringValue(summaryOf(s))
+	m.Spread = spreadModelOf(spreadOfStored(s))
 	m.RawJSON = types.StringNull()
 	if includeRaw && s.RawJSON != "" {
 		m.RawJSON = types.StringValue(s.RawJSON)

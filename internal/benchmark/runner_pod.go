@@ -29,6 +29,15 @@ const (
 	// its directory when the pod is deleted early.
 	podGrace     = int64(10)
 	pollInterval = 100 * time.Millisecond
+	// maxLogBytes bounds the fio output read from the pod's log: fio's JSON for the largest job
+	// this provider renders is far below it.
+	maxLogBytes = int64(8 << 20)
+	// eventsInterval is how often a waiting pod's events are read for failures that repeat.
+	eventsInterval = 2 * time.Second
+	// sandboxFailures and pullFailures are how often the same sandbox or image pull failure must
+	// repeat for the pod to count as one that can never start.
+	sandboxFailures = 3
+	pullFailures    = 2
 )
 
 // podScript runs in the fio container: it makes the run directory ($1), runs fio with the other
@@ -100,16 +109,35 @@ func (r podRun) claim() *corev1.PersistentVolumeClaim {
 	}
 }
 
-// pod is the fio pod: args are fio's arguments, runDir the directory fio works in.
-func (r podRun) pod(args []string, runDir string) *corev1.Pod {
+// containerSecurity is the fio container's securityContext: no privilege escalation, a
+// read-only root filesystem, the runtime's default seccomp profile, and every capability
+// dropped but CAP_DAC_OVERRIDE, which root in the container needs to make its run directory in
+// a volume owned by another user (an application's claim). fio itself needs none: O_DIRECT,
+// libaio and io_uring work without capabilities.
+func containerSecurity() *corev1.SecurityContext {
+	no, yes := false, true
+	return &corev1.SecurityContext{
+		AllowPrivilegeEscalation: &no,
+		Privileged:               &no,
+		ReadOnlyRootFilesystem:   &yes,
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}, Add: []corev1.Capability{"DAC_OVERRIDE"}},
+		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+}
+
+// pod is the fio pod: args are fio's arguments, runDir the directory fio works in, expires the
+// AnnotationExpires value. activeDeadline (seconds) makes the kubelet stop the pod at the run's
+// deadline even when the provider that made it is gone.
+func (r podRun) pod(args []string, runDir, expires string, activeDeadline int64) *corev1.Pod {
 	grace := podGrace
 	noToken := false
 	p := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: r.name(), Namespace: r.Target.Namespace, Labels: r.labels()},
+		ObjectMeta: metav1.ObjectMeta{Name: r.name(), Namespace: r.Target.Namespace, Labels: r.labels(), Annotations: map[string]string{AnnotationExpires: expires}},
 		Spec: corev1.PodSpec{
 			RestartPolicy:                 corev1.RestartPolicyNever,
 			HostNetwork:                   r.HostNetwork,
 			TerminationGracePeriodSeconds: &grace,
+			ActiveDeadlineSeconds:         &activeDeadline,
 			AutomountServiceAccountToken:  &noToken,
 			Containers: []corev1.Container{{
 				Name:            containerName,
@@ -117,6 +145,7 @@ func (r podRun) pod(args []string, runDir string) *corev1.Pod {
 				ImagePullPolicy: corev1.PullPolicy(r.PullPolicy),
 				Command:         append([]string{"sh", "-c", podScript, "sh", runDir}, args...),
 				VolumeMounts:    []corev1.VolumeMount{{Name: "data", MountPath: mountPath}},
+				SecurityContext: containerSecurity(),
 			}},
 			Volumes: []corev1.Volume{{
 				Name: "data",
@@ -158,6 +187,7 @@ func (r podRun) Run(ctx context.Context) (out []byte, runErr, cleanupErr error) 
 		r.log("creating the benchmark claim", map[string]any{"namespace": ns, "name": r.name(), "storage_class": r.Target.Name, "size": r.Target.VolumeSize.String()})
 		// Recorded before the call: a request cut short by ctx may still have created it.
 		created.claim = r.claim()
+		created.claim.Annotations = map[string]string{AnnotationExpires: expiresAt(ctx)}
 		pvc, err := r.Client.CoreV1().PersistentVolumeClaims(ns).Create(ctx, created.claim, metav1.CreateOptions{})
 		if err != nil {
 			return nil, fmt.Errorf("creating claim %s/%s: %w", ns, r.name(), err), nil
@@ -166,7 +196,7 @@ func (r podRun) Run(ctx context.Context) (out []byte, runErr, cleanupErr error) 
 	}
 	r.log("creating the fio pod", map[string]any{"namespace": ns, "name": r.name(), "image": r.Image, "claim": r.claimName(), "fio_args": strings.Join(args, " ")})
 	created.pod = r.name()
-	if err := r.createPod(ctx, r.pod(args, runDir)); err != nil {
+	if err := r.createPod(ctx, r.pod(args, runDir, expiresAt(ctx), max(int64(time.Until(deadline(ctx))/time.Second), 1))); err != nil {
 		return nil, err, nil
 	}
 
@@ -175,7 +205,8 @@ func (r podRun) Run(ctx context.Context) (out []byte, runErr, cleanupErr error) 
 		return nil, r.explain(err), nil
 	}
 	err = kube.Poll(ctx, pollInterval, 30*time.Second, "the log of pod "+ns+"/"+r.name(), func(ctx context.Context) (bool, string, error) {
-		out, err = r.Client.CoreV1().Pods(ns).GetLogs(r.name(), &corev1.PodLogOptions{Container: containerName}).DoRaw(ctx)
+		limit := maxLogBytes + 1
+		out, err = r.Client.CoreV1().Pods(ns).GetLogs(r.name(), &corev1.PodLogOptions{Container: containerName, LimitBytes: &limit}).DoRaw(ctx)
 		if ended(ctx) || transient(err) {
 			return false, fmt.Sprint(err), nil
 		}
@@ -186,6 +217,9 @@ func (r podRun) Run(ctx context.Context) (out []byte, runErr, cleanupErr error) 
 	})
 	if err != nil {
 		return nil, fmt.Errorf("reading the log of pod %s/%s: %w", ns, r.name(), err), nil
+	}
+	if int64(len(out)) > maxLogBytes {
+		return nil, fmt.Errorf("the log of pod %s/%s is larger than %d MiB, more than fio's JSON output can be: the image's fio or sh prints something else", ns, r.name(), maxLogBytes>>20), nil
 	}
 	fields := map[string]any{"name": r.name(), "phase": string(pod.Status.Phase), "log_bytes": len(out), "pod_created": pod.CreationTimestamp.UTC().Format(time.RFC3339)}
 	for _, cs := range pod.Status.ContainerStatuses {
@@ -235,6 +269,7 @@ func (r podRun) wait(ctx context.Context) (*corev1.Pod, error) {
 	var pod *corev1.Pod
 	var fatal error
 	lastPhase := corev1.PodPhase("")
+	nextEvents := time.Now().Add(eventsInterval)
 	err := kube.Poll(ctx, pollInterval, time.Until(deadline(ctx)), "pod "+r.Target.Namespace+"/"+r.name()+" to finish", func(ctx context.Context) (bool, string, error) {
 		p, err := r.Client.CoreV1().Pods(r.Target.Namespace).Get(ctx, r.name(), metav1.GetOptions{})
 		switch {
@@ -258,6 +293,13 @@ func (r podRun) wait(ctx context.Context) (*corev1.Pod, error) {
 			return true, "", nil
 		}
 		reason := pendingReason(p)
+		if p.Status.Phase == corev1.PodPending && time.Now().After(nextEvents) {
+			nextEvents = time.Now().Add(eventsInterval)
+			if err := r.cannotStart(ctx); err != nil {
+				fatal = err
+				return true, "", nil //nolint:nilerr // ends the poll; fatal is returned after it
+			}
+		}
 		for _, cs := range p.Status.ContainerStatuses {
 			if w := cs.State.Waiting; w != nil {
 				switch w.Reason {
@@ -273,6 +315,38 @@ func (r podRun) wait(ctx context.Context) (*corev1.Pod, error) {
 		return pod, fatal
 	}
 	return pod, err
+}
+
+// cannotStart reads the pod's events and returns an error when they show it can never start: the
+// same sandbox failure sandboxFailures times, or the same image pull failure pullFailures times
+// (the kubelet would retry with back-off until the read times out).
+func (r podRun) cannotStart(ctx context.Context) error {
+	sel := "involvedObject.kind=Pod,involvedObject.name=" + r.name()
+	list, err := r.Client.CoreV1().Events(r.Target.Namespace).List(ctx, metav1.ListOptions{FieldSelector: sel})
+	if err != nil {
+		return nil //nolint:nilerr // events are a hint; the wait goes on without them
+	}
+	// The pod's name is its run's own, so every event of that name is about this pod.
+	counts := map[string]int32{}
+	for _, e := range list.Items {
+		n := max(e.Count, 1)
+		if e.Series != nil {
+			n = max(n, e.Series.Count)
+		}
+		key := e.Reason + "\x00" + e.Message
+		switch {
+		case e.Reason == "FailedCreatePodSandBox":
+			if counts[key] += n; counts[key] >= sandboxFailures {
+				return fmt.Errorf("the fio pod cannot start: its sandbox failed %d times: %s", counts[key], e.Message)
+			}
+		case e.Reason == "Failed" && strings.HasPrefix(e.Message, "Failed to pull image"):
+			if counts[key] += n; counts[key] >= pullFailures {
+				return fmt.Errorf("the fio container cannot start: its image could not be pulled (%d times): %s; "+
+					"set image to an image the nodes can pull (fio 3.x and sh), or image_pull_policy", counts[key], e.Message)
+			}
+		}
+	}
+	return nil
 }
 
 // transient reports whether a failed API request is worth repeating: the server was unreachable,

@@ -36,8 +36,17 @@ func TestPodSpec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := r.pod(args, "/data/.clusterstorage-benchmark-0123abcd")
+	p := r.pod(args, "/data/.clusterstorage-benchmark-0123abcd", "2026-12-01T10:00:00Z", 300)
 	c := r.claim()
+	if p.Annotations[AnnotationExpires] != "2026-12-01T10:00:00Z" || *p.Spec.ActiveDeadlineSeconds != 300 {
+		t.Errorf("pod expiry: annotations %v, active deadline %d", p.Annotations, *p.Spec.ActiveDeadlineSeconds)
+	}
+	sc := p.Spec.Containers[0].SecurityContext
+	if sc == nil || *sc.AllowPrivilegeEscalation || *sc.Privileged || !*sc.ReadOnlyRootFilesystem ||
+		sc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault ||
+		len(sc.Capabilities.Drop) != 1 || sc.Capabilities.Drop[0] != "ALL" || len(sc.Capabilities.Add) != 1 || sc.Capabilities.Add[0] != "DAC_OVERRIDE" {
+		t.Errorf("securityContext = %+v", sc)
+	}
 	for _, meta := range []map[string]string{p.Labels, c.Labels} {
 		if meta[LabelRun] != "0123abcd" || meta[labelManagedBy] != managedBy {
 			t.Errorf("labels = %v", meta)
@@ -67,7 +76,7 @@ func TestPodSpec(t *testing.T) {
 	// An existing claim: the pod mounts it, and no claim is made.
 	r.Target = target{Kind: targetClaim, Name: "data", Namespace: "bench"}
 	r.Hostname = ""
-	p = r.pod(args, "/data/x")
+	p = r.pod(args, "/data/x", "2026-12-01T10:00:00Z", 300)
 	if p.Spec.Volumes[0].PersistentVolumeClaim.ClaimName != "data" || p.Spec.Affinity != nil {
 		t.Errorf("claim pod = %+v", p.Spec)
 	}

@@ -157,6 +157,7 @@ func (d *DataSource) Schema(ctx context.Context, _ datasource.SchemaRequest, res
 				"without it every plan runs fio.",
 			Validators: []validator.String{durationValidator{check: nonNegative}},
 		},
+		"rounds": roundsAttribute("the job runs, one round after another on the same volume or directory", DefaultRounds),
 		"include_raw_json": schema.BoolAttribute{
 			Optional:            true,
 			MarkdownDescription: "Fill `raw_json` with fio's whole JSON output (default: `false`).",
@@ -189,8 +190,10 @@ func (d *DataSource) Schema(ctx context.Context, _ datasource.SchemaRequest, res
 		"fio_version":     schema.StringAttribute{Computed: true, MarkdownDescription: "fio's version, e.g. `fio-3.33`."},
 		"runtime_seconds": schema.Float64Attribute{Computed: true, MarkdownDescription: "How long fio measured, in seconds."},
 		"measured_at":     schema.StringAttribute{Computed: true, MarkdownDescription: "When fio ran (RFC 3339, UTC)."},
-		"summary":         schema.StringAttribute{Computed: true, MarkdownDescription: "One readable line, e.g. `read 7757 IOPS 60.6 MiB/s p99 1.47 ms; write 3325 IOPS 26.0 MiB/s p99 2.31 ms`."},
-		"raw_json":        schema.StringAttribute{Computed: true, MarkdownDescription: "fio's JSON output, when `include_raw_json` is `true`; otherwise null."},
+		"summary": schema.StringAttribute{Computed: true, MarkdownDescription: "One readable line, e.g. `read 7757 IOPS 60.6 MiB/s p99 1.47 ms; write 3325 IOPS 26.0 MiB/s p99 2.31 ms`; " +
+			"with several rounds followed by their spread, e.g. `; 3 rounds: read IOPS 7500-7900 (CV 2.6 %), write IOPS 3200-3400 (CV 3.0 %)`."},
+		"spread":   spreadAttribute(),
+		"raw_json": schema.StringAttribute{Computed: true, MarkdownDescription: "fio's JSON output (of the first round), when `include_raw_json` is `true`; otherwise null."},
 	}
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Measures storage with [fio](https://fio.readthedocs.io): through a StorageClass (a temporary claim and pod), an existing claim, " +

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -76,7 +77,9 @@ func (d *DataSource) Read(ctx context.Context, req datasource.ReadRequest, resp 
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	timeout, diags := m.Timeouts.Read(ctx, totalRuntime(r.Spec)+setupAllowance)
+	rounds, diags := roundsOf(m.Rounds, DefaultRounds, path.Root("rounds"))
+	resp.Diagnostics.Append(diags...)
+	timeout, diags := m.Timeouts.Read(ctx, time.Duration(rounds)*totalRuntime(r.Spec)+setupAllowance)
 	resp.Diagnostics.Append(diags...)
 	client := d.data.KubeClient(&resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
@@ -85,14 +88,16 @@ func (d *DataSource) Read(ctx context.Context, req datasource.ReadRequest, resp 
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	key := r.cacheKey()
+	key := roundsKey(r.cacheKey(), rounds)
 	m.effective(r, key)
+	m.Rounds = types.Int64Value(int64(rounds))
 	ctx = tflog.SetField(ctx, "benchmark", key)
 
 	hostname, memBytes, ok := d.checkTarget(ctx, client, r.Target, resp)
 	if !ok {
 		return
 	}
+	sweepNamespaces(ctx, client, []string{r.Target.Namespace}, &resp.Diagnostics)
 
 	c := cache{client: client, namespace: r.Target.Namespace}
 	if r.MaxAge > 0 {
@@ -111,53 +116,29 @@ func (d *DataSource) Read(ctx context.Context, req datasource.ReadRequest, resp 
 	for _, w := range fio.Warnings(r.Spec, memBytes) {
 		resp.Diagnostics.AddWarning("fio job", w)
 	}
-	tflog.Info(ctx, "running fio", map[string]any{"target": r.Target.String(), "job_hash": fio.Hash(r.Spec), "runtime": totalRuntime(r.Spec).String(), "timeout": timeout.String()})
-	log := func(msg string, fields map[string]any) { tflog.Debug(ctx, msg, fields) }
-	runID := newRunID()
-	start := time.Now()
-	var out []byte
-	var runErr, cleanupErr error
-	switch r.Target.Kind {
-	case targetNodePath:
-		host, err := d.data.Host(ctx, r.Target.Node)
-		if err != nil {
-			resp.Diagnostics.AddAttributeError(path.Root("node"), "Cannot reach node "+r.Target.Node, err.Error())
+	tflog.Info(ctx, "running fio", map[string]any{"target": r.Target.String(), "job_hash": fio.Hash(r.Spec), "runtime": totalRuntime(r.Spec).String(),
+		"rounds": rounds, "timeout": timeout.String()})
+	var results []fio.Result
+	var first measurement
+	for round := range rounds {
+		mt, diags := measure(ctx, d.data, client, r, hostname, timeout, path.Root("node"))
+		resp.Diagnostics.Append(diags...)
+		if resp.Diagnostics.HasError() {
 			return
 		}
-		out, runErr, cleanupErr = nodeRun{Host: host, Node: r.Target.Node, Dir: r.Target.Name, Spec: r.Spec, RunID: runID, Log: log}.Run(ctx)
-	default:
-		out, runErr, cleanupErr = podRun{
-			Client: client, Target: r.Target, Hostname: hostname, Spec: r.Spec,
-			Image: r.Image, PullPolicy: r.PullPolicy, HostNetwork: r.HostNetwork, RunID: runID, Log: log,
-		}.Run(ctx)
+		if round == 0 {
+			first = mt
+		}
+		results = append(results, mt.Result)
 	}
-	elapsed := time.Since(start)
-	if cleanupErr != nil {
-		resp.Diagnostics.AddError("Benchmark cleanup failed",
-			fmt.Sprintf("What the benchmark of %s created could not all be removed: %v\nRemove what is left by hand: objects labelled %s=%s, "+
-				"or the directory %s%s below node_path.", r.Target, cleanupErr, LabelRun, runID, runDirPrefix, runID))
-	}
-	if runErr == nil && ctx.Err() != nil {
-		runErr = context.Cause(ctx)
-	}
-	if runErr != nil {
-		resp.Diagnostics.AddError("Benchmark of "+r.Target.String()+" failed", failure(runErr, timeout))
-		return
-	}
-	result, err := fio.Parse(out)
-	if err != nil {
-		resp.Diagnostics.AddError("Benchmark of "+r.Target.String()+" failed", err.Error())
-		return
-	}
-	for _, msg := range result.Messages {
-		tflog.Debug(ctx, "fio said", map[string]any{"message": msg})
-	}
+	result := medianResult(results)
 	measured := result.Time
 	if measured.IsZero() {
-		measured = start
+		measured = first.Started
 	}
-	s := stored{Version: storedVersion, Target: r.Target.String(), JobHash: fio.Hash(r.Spec), MeasuredAt: measured, Result: result, RawJSON: rawJSON(out)}
-	tflog.Info(ctx, "benchmark finished", map[string]any{"summary": fio.Summary(result), "seconds": elapsed.Seconds(), "fio_seconds": result.RuntimeSeconds})
+	s := stored{Version: storedVersion, Target: r.Target.String(), JobHash: fio.Hash(r.Spec), MeasuredAt: measured, Result: result, RawJSON: rawJSON(first.Out),
+		Rounds: rounds, Spread: spreads(results)}
+	tflog.Info(ctx, "benchmark finished", map[string]any{"summary": fio.Summary(result), "rounds": rounds})
 	if r.MaxAge > 0 {
 		if err := c.put(ctx, key, s); err != nil {
 			resp.Diagnostics.AddWarning("Result not cached", err.Error()+"\nThe next read runs fio again.")

@@ -17,7 +17,7 @@ const PercentileList = "50:95:99:99.9"
 
 // renderVersion is hashed with the rendering, so a change in what a spec
 // renders to also changes its hash (and cached results are not reused).
-const renderVersion = "clusterstorage-fio/v1"
+const renderVersion = "clusterstorage-fio/v2"
 
 // option is one fio option; an empty value renders as a bare flag.
 type option struct{ key, value string }
@@ -29,8 +29,12 @@ type section struct {
 }
 
 // globalOptions are the fixed options of every rendered spec, after the
-// directory and the file names.
+// directory and the file names. thread runs every job as a thread of the one
+// fio process: fio forks job processes into sessions of their own (setsid),
+// which a stop of fio's process group would not reach, so a cancelled run
+// could keep doing I/O until its runtime ended.
 var globalOptions = []option{
+	{"thread", ""},
 	{"group_reporting", ""},
 	{"time_based", ""},
 	{"percentile_list", PercentileList},

@@ -48,7 +48,7 @@ func (c *Client) ReleaseFootprint(ctx context.Context, st *Status) (*Footprint, 
 		return nil, err
 	}
 	fp := SumPods(pods)
-	usage, known, err := podsMemoryUsage(ctx, cs, pods)
+	usage, known, err := PodsMemoryUsage(ctx, cs, pods)
 	if err != nil {
 		c.log("reading pod metrics: %v", err)
 	}
@@ -135,14 +135,14 @@ func workloadPods(ctx context.Context, cs kubernetes.Interface, workloads []Obje
 	return out, nil
 }
 
-// podsMemoryUsage sums the working set of pods from metrics.k8s.io. known is
+// PodsMemoryUsage sums the working set of pods from metrics.k8s.io. known is
 // false when the API is not served (no metrics-server).
-func podsMemoryUsage(ctx context.Context, cs kubernetes.Interface, pods []corev1.Pod) (int64, bool, error) {
+func PodsMemoryUsage(ctx context.Context, cs kubernetes.Interface, pods []corev1.Pod) (int64, bool, error) {
 	if len(pods) == 0 {
 		return 0, false, nil
 	}
-	if _, err := cs.Discovery().ServerResourcesForGroupVersion("metrics.k8s.io/v1beta1"); err != nil {
-		return 0, false, nil //nolint:nilerr // not served: usage unknown, not an error
+	if !MetricsAPIServed(cs) {
+		return 0, false, nil
 	}
 	var total int64
 	for _, p := range pods {
@@ -174,4 +174,11 @@ func podsMemoryUsage(ctx context.Context, cs kubernetes.Interface, pods []corev1
 		}
 	}
 	return total, true, nil
+}
+
+// MetricsAPIServed reports whether the cluster serves the resource metrics API
+// (metrics.k8s.io/v1beta1, e.g. from metrics-server).
+func MetricsAPIServed(cs kubernetes.Interface) bool {
+	_, err := cs.Discovery().ServerResourcesForGroupVersion("metrics.k8s.io/v1beta1")
+	return err == nil
 }

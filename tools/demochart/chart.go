@@ -63,14 +63,16 @@ func Render(w io.Writer, targets []Target, title string, format Format) error {
 	}
 
 	iops, err := groupedPanel("IOPS (operations/s)", "IOPS", names,
-		col(func(t Target) number { return t.ReadIOPS }),
-		col(func(t Target) number { return t.WriteIOPS }), fmtCount)
+		series{col(func(t Target) number { return t.ReadIOPS }), col(func(t Target) number { return t.ReadIOPSMin }), col(func(t Target) number { return t.ReadIOPSMax })},
+		series{col(func(t Target) number { return t.WriteIOPS }), col(func(t Target) number { return t.WriteIOPSMin }), col(func(t Target) number { return t.WriteIOPSMax })},
+		fmtCount)
 	if err != nil {
 		return err
 	}
 	lat, err := groupedPanel("Mean latency (ms)", "ms", names,
-		col(func(t Target) number { return t.ReadLatencyMs }),
-		col(func(t Target) number { return t.WriteLatencyMs }), fmtLatency)
+		series{col(func(t Target) number { return t.ReadLatencyMs }), col(func(t Target) number { return t.ReadLatencyMsMin }), col(func(t Target) number { return t.ReadLatencyMsMax })},
+		series{col(func(t Target) number { return t.WriteLatencyMs }), col(func(t Target) number { return t.WriteLatencyMsMin }), col(func(t Target) number { return t.WriteLatencyMsMax })},
+		fmtLatency)
 	if err != nil {
 		return err
 	}
@@ -134,25 +136,41 @@ func barWidth(targets, perSlot int, maxW vg.Length) vg.Length {
 // it neighbouring labels would overlap.
 const minLabelledBar = vg.Length(17)
 
-// groupedPanel makes a read/write grouped bar chart with one group per target.
-func groupedPanel(title, unit string, names []string, read, write plotter.Values, format func(float64) string) (*plot.Plot, error) {
+// series is one direction's medians with, per target, the lowest and highest
+// round (both 0 when there were no rounds to range over).
+type series struct {
+	median, min, max plotter.Values
+}
+
+// top is where a target's label goes: above its range bar, or its bar.
+func (s series) top() plotter.Values {
+	out := make(plotter.Values, len(s.median))
+	for i, v := range s.median {
+		out[i] = math.Max(v, s.max[i])
+	}
+	return out
+}
+
+// groupedPanel makes a read/write grouped bar chart with one group per target:
+// bars at the medians, with a min-max range bar where rounds give one.
+func groupedPanel(title, unit string, names []string, read, write series, format func(float64) string) (*plot.Plot, error) {
 	p := newPanel(title, unit, names)
 	w := barWidth(len(names), 2, 22)
-	rb, err := bars(read, readColor, w, -w/2)
+	rb, err := bars(read.median, readColor, w, -w/2)
 	if err != nil {
 		return nil, err
 	}
-	wb, err := bars(write, writeColor, w, w/2)
+	wb, err := bars(write.median, writeColor, w, w/2)
 	if err != nil {
 		return nil, err
 	}
-	p.Add(rb, wb)
+	p.Add(rb, wb, rangeBars{read, -w / 2, w / 4}, rangeBars{write, w / 2, w / 4})
 	if w >= minLabelledBar {
-		rl, err := valueLabels(read, -w/2, format)
+		rl, err := valueLabels(read.median, read.top(), -w/2, format)
 		if err != nil {
 			return nil, err
 		}
-		wl, err := valueLabels(write, w/2, format)
+		wl, err := valueLabels(write.median, write.top(), w/2, format)
 		if err != nil {
 			return nil, err
 		}
@@ -161,8 +179,31 @@ func groupedPanel(title, unit string, names []string, read, write plotter.Values
 	p.Legend.Add("read", rb)
 	p.Legend.Add("write", wb)
 	p.Legend.Top = true
-	setYMax(p, read, write)
+	setYMax(p, read.top(), write.top())
 	return p, nil
+}
+
+// rangeBars draws, for each target with a range (max > 0), a vertical line
+// from min to max with caps half a bar wide, offset like its bar.
+type rangeBars struct {
+	s      series
+	offset vg.Length
+	cap    vg.Length
+}
+
+func (r rangeBars) Plot(c draw.Canvas, plt *plot.Plot) {
+	trX, trY := plt.Transforms(&c)
+	ls := draw.LineStyle{Color: color.Black, Width: vg.Points(1)}
+	for i := range r.s.median {
+		if r.s.max[i] <= 0 {
+			continue
+		}
+		x := trX(float64(i)) + r.offset
+		lo, hi := trY(r.s.min[i]), trY(r.s.max[i])
+		c.StrokeLine2(ls, x, lo, x, hi)
+		c.StrokeLine2(ls, x-r.cap, lo, x+r.cap, lo)
+		c.StrokeLine2(ls, x-r.cap, hi, x+r.cap, hi)
+	}
 }
 
 // singlePanel makes a bar chart with one bar per target.
@@ -175,7 +216,7 @@ func singlePanel(title, unit string, names []string, vals plotter.Values, format
 	}
 	p.Add(b)
 	if w >= minLabelledBar {
-		l, err := valueLabels(vals, 0, format)
+		l, err := valueLabels(vals, vals, 0, format)
 		if err != nil {
 			return nil, err
 		}
@@ -218,11 +259,11 @@ func bars(vals plotter.Values, c color.Color, width, offset vg.Length) (*plotter
 	return b, nil
 }
 
-// valueLabels writes each value just above its bar.
-func valueLabels(vals plotter.Values, offset vg.Length, format func(float64) string) (*plotter.Labels, error) {
+// valueLabels writes each value just above at (its bar, or its range bar).
+func valueLabels(vals, at plotter.Values, offset vg.Length, format func(float64) string) (*plotter.Labels, error) {
 	xyl := plotter.XYLabels{XYs: make(plotter.XYs, len(vals)), Labels: make([]string, len(vals))}
 	for i, v := range vals {
-		xyl.XYs[i] = plotter.XY{X: float64(i), Y: v}
+		xyl.XYs[i] = plotter.XY{X: float64(i), Y: at[i]}
 		xyl.Labels[i] = format(v)
 	}
 	l, err := plotter.NewLabels(xyl)

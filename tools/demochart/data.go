@@ -11,12 +11,22 @@ import (
 )
 
 // Metrics holds one target's benchmark results, as the demo's chart_data
-// output reports them. Missing keys stay 0; unknown keys are ignored.
+// output reports them. Missing keys stay 0; unknown keys are ignored. The
+// _min and _max keys are the lowest and highest round of repeated runs, drawn
+// as a range bar on the median; a target without them gets none.
 type Metrics struct {
 	ReadIOPS          number `json:"read_iops"`
 	WriteIOPS         number `json:"write_iops"`
 	ReadLatencyMs     number `json:"read_latency_ms"`
 	WriteLatencyMs    number `json:"write_latency_ms"`
+	ReadIOPSMin       number `json:"read_iops_min"`
+	ReadIOPSMax       number `json:"read_iops_max"`
+	WriteIOPSMin      number `json:"write_iops_min"`
+	WriteIOPSMax      number `json:"write_iops_max"`
+	ReadLatencyMsMin  number `json:"read_latency_ms_min"`
+	ReadLatencyMsMax  number `json:"read_latency_ms_max"`
+	WriteLatencyMsMin number `json:"write_latency_ms_min"`
+	WriteLatencyMsMax number `json:"write_latency_ms_max"`
 	ReadMiBs          number `json:"read_mib_s"`
 	WriteMiBs         number `json:"write_mib_s"`
 	MemoryOverheadMiB number `json:"memory_overhead_mib"`

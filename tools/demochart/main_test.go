@@ -111,3 +111,26 @@ func TestInputAndFlagErrors(t *testing.T) {
 		}
 	}
 }
+
+// Targets with min and max get range bars: three more strokes (line and two caps) per range.
+// The highest rounds equal the medians here, so the axes stay the same.
+func TestRangeBars(t *testing.T) {
+	render := func(data string) string {
+		targets, err := ParseChartData(strings.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		if err := Render(&b, targets, "t", SVG); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	plain := render(`{"a": {"read_iops": 100, "write_iops": 50, "read_latency_ms": 1, "write_latency_ms": 2}}`)
+	ranged := render(`{"a": {"read_iops": 100, "write_iops": 50, "read_latency_ms": 1, "write_latency_ms": 2,
+	  "read_iops_min": 90, "read_iops_max": 100, "write_iops_min": 45, "write_iops_max": 50,
+	  "read_latency_ms_min": 0.9, "read_latency_ms_max": 1, "write_latency_ms_min": 1.5, "write_latency_ms_max": 2}}`)
+	if got, want := strings.Count(ranged, "<path")-strings.Count(plain, "<path"), 4*3; got != want {
+		t.Errorf("range bars added %d paths, want %d (4 ranges of 3 strokes)", got, want)
+	}
+}

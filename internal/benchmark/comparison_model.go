@@ -1,0 +1,208 @@
+package benchmark
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/datasource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+)
+
+type comparisonModel struct {
+	Targets   map[string]comparisonTargetModel `tfsdk:"targets"`
+	Baseline  types.String                     `tfsdk:"baseline"`
+	Rounds    types.Int64                      `tfsdk:"rounds"`
+	Node      types.String                     `tfsdk:"node"`
+	Namespace types.String                     `tfsdk:"namespace"`
+
+	Image           types.String `tfsdk:"image"`
+	ImagePullPolicy types.String `tfsdk:"image_pull_policy"`
+	HostNetwork     types.Bool   `tfsdk:"host_network"`
+
+	Profile   types.String `tfsdk:"profile"`
+	BlockSize types.String `tfsdk:"block_size"`
+	RW        types.String `tfsdk:"rw"`
+	RWMixRead types.Int64  `tfsdk:"rw_mix_read"`
+	IODepth   types.Int64  `tfsdk:"io_depth"`
+	NumJobs   types.Int64  `tfsdk:"num_jobs"`
+	Size      types.String `tfsdk:"size"`
+	Runtime   types.String `tfsdk:"runtime"`
+	RampTime  types.String `tfsdk:"ramp_time"`
+	Direct    types.Bool   `tfsdk:"direct"`
+	IOEngine  types.String `tfsdk:"ioengine"`
+	Fsync     types.Int64  `tfsdk:"fsync"`
+
+	Timeouts timeouts.Value `tfsdk:"timeouts"`
+
+	Order      [][]string                       `tfsdk:"order"`
+	Results    map[string]comparisonResultModel `tfsdk:"results"`
+	MetricsAPI types.Bool                       `tfsdk:"metrics_api"`
+	Table      types.String                     `tfsdk:"table"`
+	Warnings   []string                         `tfsdk:"warnings"`
+}
+
+type comparisonTargetModel struct {
+	StorageClass     types.String `tfsdk:"storage_class"`
+	Claim            types.String `tfsdk:"claim"`
+	NodePath         types.String `tfsdk:"node_path"`
+	Node             types.String `tfsdk:"node"`
+	Namespace        types.String `tfsdk:"namespace"`
+	VolumeSize       types.String `tfsdk:"volume_size"`
+	BackendNamespace types.String `tfsdk:"backend_namespace"`
+}
+
+type comparisonResultModel struct {
+	Kind       types.String          `tfsdk:"kind"`
+	Rounds     types.Int64           `tfsdk:"rounds"`
+	Read       *ioModel              `tfsdk:"read"`
+	Write      *ioModel              `tfsdk:"write"`
+	Sync       *syncModel            `tfsdk:"sync"`
+	CPU        *cpuModel             `tfsdk:"cpu"`
+	Summary    types.String          `tfsdk:"summary"`
+	Spread     *spreadModel          `tfsdk:"spread"`
+	VsBaseline map[string]ratioModel `tfsdk:"vs_baseline"`
+	Memory     *memoryModel          `tfsdk:"memory"`
+}
+
+type ratioModel struct {
+	Ratio       types.Float64 `tfsdk:"ratio"`
+	Significant bool          `tfsdk:"significant"`
+}
+
+type memoryModel struct {
+	Namespace     string      `tfsdk:"namespace"`
+	Pods          int64       `tfsdk:"pods"`
+	RequestsBytes int64       `tfsdk:"requests_bytes"`
+	UsageBytes    types.Int64 `tfsdk:"usage_bytes"`
+}
+
+// comparisonTarget is one validated target of a comparison.
+type comparisonTarget struct {
+	Name             string
+	Request          request
+	BackendNamespace string
+}
+
+// names returns the target names in order: the order of the first round.
+func (m comparisonModel) names() []string {
+	out := make([]string, 0, len(m.Targets))
+	for name := range m.Targets {
+		out = append(out, name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// benchModel is the benchmark configuration of one target: the comparison's job and pod
+// settings with the target's own attributes. A node_path target takes no pod settings.
+func (m comparisonModel) benchModel(t comparisonTargetModel) model {
+	b := model{
+		StorageClass: t.StorageClass, Claim: t.Claim, NodePath: t.NodePath, Node: t.Node, Namespace: t.Namespace, VolumeSize: t.VolumeSize,
+		Image: m.Image, ImagePullPolicy: m.ImagePullPolicy, HostNetwork: m.HostNetwork,
+		Profile: m.Profile, BlockSize: m.BlockSize, RW: m.RW, RWMixRead: m.RWMixRead, IODepth: m.IODepth, NumJobs: m.NumJobs, Size: m.Size,
+		Runtime: m.Runtime, RampTime: m.RampTime, Direct: m.Direct, IOEngine: m.IOEngine, Fsync: m.Fsync,
+		MaxAge: types.StringNull(), IncludeRawJSON: types.BoolNull(), Rounds: types.Int64Null(),
+	}
+	if b.Node.IsNull() {
+		b.Node = m.Node
+	}
+	if b.Namespace.IsNull() {
+		b.Namespace = m.Namespace
+	}
+	if !t.NodePath.IsNull() {
+		b.Image, b.ImagePullPolicy, b.HostNetwork = types.StringNull(), types.StringNull(), types.BoolNull()
+	}
+	return b
+}
+
+// anyUnknown reports whether an input is not known yet (only at validation).
+func (m comparisonModel) anyUnknown() bool {
+	if m.Targets == nil {
+		return true // unknown or null map: the schema reports null
+	}
+	vals := []interface{ IsUnknown() bool }{m.Baseline, m.Rounds, m.Node, m.Namespace}
+	for _, t := range m.Targets {
+		vals = append(vals, t.BackendNamespace)
+		if m.benchModel(t).anyUnknown() {
+			return true
+		}
+	}
+	for _, v := range vals {
+		if v.IsUnknown() {
+			return true
+		}
+	}
+	return false
+}
+
+// request validates the configuration: the targets (each as the benchmark validates it, with
+// problems reported at the target's attributes), the baseline and rounds.
+func (m comparisonModel) request() ([]comparisonTarget, int, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	at := func(name string) path.Path { return path.Root("targets").AtMapKey(name) }
+	if len(m.Targets) == 0 {
+		diags.AddAttributeError(path.Root("targets"), "No targets", "A comparison needs at least one target (and a second to compare it with): add entries to targets.")
+	}
+	rounds, rdiags := roundsOf(m.Rounds, DefaultComparisonRounds, path.Root("rounds"))
+	diags.Append(rdiags...)
+	names := m.names()
+	if _, ok := m.Targets[m.Baseline.ValueString()]; !ok && len(names) > 0 {
+		diags.AddAttributeError(path.Root("baseline"), "Unknown baseline",
+			fmt.Sprintf("baseline %q is not one of the targets (%s): name one of them.", m.Baseline.ValueString(), listOrNone(names)))
+	}
+	var out []comparisonTarget
+	for _, name := range names {
+		t := m.Targets[name]
+		set := 0
+		for _, v := range []types.String{t.StorageClass, t.Claim, t.NodePath} {
+			if !v.IsNull() {
+				set++
+			}
+		}
+		if set != 1 {
+			diags.AddAttributeError(at(name), "Exactly one target required",
+				fmt.Sprintf("Target %q must set exactly one of storage_class, claim and node_path.", name))
+			continue
+		}
+		r, bdiags := m.benchModel(t).request()
+		diags.Append(repath(bdiags, at(name))...)
+		out = append(out, comparisonTarget{Name: name, Request: r, BackendNamespace: t.BackendNamespace.ValueString()})
+	}
+	return out, rounds, diags
+}
+
+// repath moves the diagnostics about target attributes (storage_class, node, ...) below p, the
+// comparison target they belong to; diagnostics about the fio job or pod settings stay where
+// they are, at the comparison's own attributes.
+func repath(in diag.Diagnostics, p path.Path) diag.Diagnostics {
+	targetAttr := map[string]bool{}
+	for _, n := range targetAttributeNames {
+		targetAttr[n] = true
+	}
+	var out diag.Diagnostics
+	for _, d := range in {
+		dp, ok := d.(diag.DiagnosticWithPath)
+		if !ok {
+			out.Append(d)
+			continue
+		}
+		steps := dp.Path().Steps()
+		var attr path.PathStepAttributeName
+		isAttr := false
+		if len(steps) == 1 {
+			attr, isAttr = steps[0].(path.PathStepAttributeName)
+		}
+		if !isAttr || !targetAttr[string(attr)] {
+			out.Append(d)
+			continue
+		}
+		if d.Severity() == diag.SeverityError {
+			out.AddAttributeError(p.AtName(string(attr)), d.Summary(), d.Detail())
+		} else {
+			out.AddAttributeWarning(p.AtName(string(attr)), d.Summary(), d.Detail())
+		}
+	}
+	return out
+}

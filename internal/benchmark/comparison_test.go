@@ -1,0 +1,96 @@
+package benchmark
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/fio"
+)
+
+// target measures a target from rounds of (read IOPS, write IOPS, read p99 µs).
+func measuredOf(name string, kind targetKind, rounds ...[3]float64) measured {
+	rs := make([]fio.Result, len(rounds))
+	for i, r := range rounds {
+		rs[i] = result(r[0], r[1], r[2])
+	}
+	return measured{Name: name, Kind: kind, Median: medianResult(rs), Spreads: spreads(rs), Rounds: len(rs)}
+}
+
+func TestRatioOf(t *testing.T) {
+	for _, c := range []struct {
+		name         string
+		target, base spread
+		rounds       int
+		want         ratio
+	}{
+		{"apart", spread{Median: 200, Min: 190, Max: 210}, spread{Median: 100, Min: 95, Max: 105}, 3, ratio{Value: 2, Known: true, Significant: true}},
+		{"overlapping", spread{Median: 104, Min: 99, Max: 110}, spread{Median: 100, Min: 95, Max: 105}, 3, ratio{Value: 1.04, Known: true}},
+		{"slower, apart", spread{Median: 50, Min: 45, Max: 55}, spread{Median: 100, Min: 95, Max: 105}, 2, ratio{Value: 0.5, Known: true, Significant: true}},
+		{"one round never tells", spread{Median: 200, Min: 200, Max: 200}, spread{Median: 100, Min: 100, Max: 100}, 1, ratio{Value: 2, Known: true}},
+		{"baseline zero", spread{Median: 5, Min: 5, Max: 5}, spread{}, 3, ratio{Significant: true}},
+	} {
+		if got := ratioOf(c.target, c.base, c.rounds); got != c.want {
+			t.Errorf("%s: ratioOf = %+v, want %+v", c.name, got, c.want)
+		}
+	}
+}
+
+func TestCacheWarnings(t *testing.T) {
+	disk := measuredOf("disk", targetNodePath, [3]float64{1000, 400, 900}, [3]float64{1100, 420, 800}, [3]float64{1050, 410, 850})
+	cached := measuredOf("cached", targetStorageClass, [3]float64{9000, 410, 90}, [3]float64{9500, 430, 95}, [3]float64{8000, 405, 99})
+	same := measuredOf("same", targetStorageClass, [3]float64{1080, 380, 870}, [3]float64{1000, 440, 820}, [3]float64{1120, 400, 880})
+	got := cacheWarnings([]measured{disk, cached, same}, "disk")
+	if len(got) != 1 || !strings.Contains(got[0], `Target "cached" is faster than its baseline "disk"`) ||
+		!strings.Contains(got[0], "read IOPS 8.57x") || !strings.Contains(got[0], "read latency (p99)") ||
+		strings.Contains(got[0], "write IOPS") || !strings.Contains(got[0], "probably a cache") {
+		t.Errorf("cacheWarnings = %q", got)
+	}
+	// Only a node_path baseline is the disk below the others.
+	pvBase := disk
+	pvBase.Kind = targetStorageClass
+	if got := cacheWarnings([]measured{pvBase, cached}, "disk"); len(got) != 0 {
+		t.Errorf("warnings against a storage class baseline: %q", got)
+	}
+	// Faster within the spread is no warning; one round never is.
+	oneRound := measuredOf("cached", targetStorageClass, [3]float64{9000, 410, 90})
+	if got := cacheWarnings([]measured{disk, same, oneRound}, "disk"); len(got) != 0 {
+		t.Errorf("warnings within the spread or of one round: %q", got)
+	}
+}
+
+func TestSpreadWarnings(t *testing.T) {
+	calm := measuredOf("calm", targetStorageClass, [3]float64{1000, 400, 900}, [3]float64{1010, 404, 800})
+	noisy := measuredOf("noisy", targetStorageClass, [3]float64{1000, 400, 900}, [3]float64{2000, 404, 800})
+	got := spreadWarnings([]measured{calm, noisy})
+	if len(got) != 1 || !strings.Contains(got[0], `target "noisy" differ too much to rank it (read IOPS CV 47 %, above 15 %)`) {
+		t.Errorf("spreadWarnings = %q", got)
+	}
+}
+
+func TestTable(t *testing.T) {
+	disk := measuredOf("node disk", targetNodePath, [3]float64{1000, 400, 900}, [3]float64{1100, 420, 800}, [3]float64{1050, 410, 850})
+	pv := measuredOf("local PV", targetStorageClass, [3]float64{1080, 380, 870}, [3]float64{1000, 440, 820}, [3]float64{1120, 400, 880})
+	oe := measuredOf("OpenEBS", targetStorageClass, [3]float64{500, 200, 1800}, [3]float64{520, 210, 1700}, [3]float64{510, 205, 1750})
+	oe.Memory = &memoryUse{Namespace: "openebs", Pods: 2, RequestsBytes: 100 << 20, UsageBytes: 43 << 20, UsageKnown: true}
+	got := table("fio database", []measured{oe, pv, disk}, "node disk")
+	want := `fio database                 node disk        OpenEBS       local PV
+read IOPS                     1050 ±5%        510 ±2%       1080 ±6%
+read bandwidth           8.2 MiB/s ±5%  4.0 MiB/s ±2%  8.4 MiB/s ±6%
+read latency (mean)        0.42 ms ±6%    0.88 ms ±3%    0.43 ms ±4%
+read latency (p99)         0.85 ms ±6%    1.75 ms ±3%    0.87 ms ±4%
+write IOPS                     410 ±2%        205 ±2%        400 ±8%
+write bandwidth          3.2 MiB/s ±2%  1.6 MiB/s ±2%  3.1 MiB/s ±8%
+read IOPS vs node disk           1.00x          0.49x        1.03x ~
+write IOPS vs node disk          1.00x          0.50x        0.98x ~
+memory (working set)             0 MiB         43 MiB          0 MiB
+memory (requests)                0 MiB        100 MiB          0 MiB
+(medians of 3 interleaved rounds, ± coefficient of variation; ~ marks a ratio within the spread)`
+	if got != want {
+		t.Errorf("table =\n%s\nwant\n%s", got, want)
+	}
+	oe.Memory.UsageKnown = false
+	got = table("fio", []measured{disk, oe}, "node disk")
+	if !strings.Contains(got, "no metrics API") || !strings.Contains(got, "(the cluster serves no metrics API (metrics.k8s.io): memory usage unknown)") {
+		t.Errorf("table without metrics API:\n%s", got)
+	}
+}

@@ -1,0 +1,293 @@
+package benchmark_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/acctest"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/benchmark"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
+)
+
+// cliRun is the Terraform CLI under test running `plan` on a configuration, with the provider
+// built from this tree (dev_overrides), in a process group of its own: what a user runs.
+type cliRun struct {
+	cmd  *exec.Cmd
+	out  *bytes.Buffer
+	done chan error
+}
+
+// devCLI builds the provider and returns a function that starts `plan` on a main.tf body (the
+// provider block is added) in a directory of its own.
+func devCLI(t *testing.T, providerBlock string) func(body string) *cliRun {
+	t.Helper()
+	cli := os.Getenv("TF_ACC_TERRAFORM_PATH")
+	if cli == "" {
+		t.Skip("TF_ACC_TERRAFORM_PATH names the Terraform CLI to run")
+	}
+	work := t.TempDir()
+	pluginDir := filepath.Join(work, "plugins")
+	build := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(pluginDir, "terraform-provider-clusterstorage"), ".")
+	build.Dir = acctest.RepoRoot()
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the provider: %v\n%s", err, out)
+	}
+	rc := filepath.Join(work, "dev.tfrc")
+	writeTestFile(t, rc, fmt.Sprintf(`provider_installation {
+  dev_overrides {
+    "registry.terraform.io/clusterstorage/clusterstorage" = %q
+    "registry.opentofu.org/clusterstorage/clusterstorage" = %q
+  }
+  direct {}
+}
+`, pluginDir, pluginDir))
+	n := 0
+	return func(body string) *cliRun {
+		n++
+		config := filepath.Join(work, fmt.Sprintf("config%d", n))
+		writeTestFile(t, filepath.Join(config, "main.tf"), `terraform {
+  required_providers {
+    clusterstorage = { source = "clusterstorage/clusterstorage" }
+  }
+}
+`+providerBlock+body)
+		r := &cliRun{cmd: exec.Command(cli, "plan", "-no-color", "-input=false"), out: &bytes.Buffer{}, done: make(chan error, 1)}
+		r.cmd.Dir = config
+		r.cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+rc, "CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1")
+		r.cmd.Stdout, r.cmd.Stderr = r.out, r.out
+		r.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := r.cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		go func() { r.done <- r.cmd.Wait() }()
+		t.Cleanup(func() {
+			if r.cmd.ProcessState == nil {
+				_ = syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL) //nolint:errcheck // the test already failed
+				if err := <-r.done; err != nil {
+					t.Logf("terraform killed: %v", err)
+				}
+			}
+		})
+		return r
+	}
+}
+
+// waitFor polls cond until it holds, failing the test when the CLI ends first or time runs out.
+func (r *cliRun) waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
+	t.Helper()
+	err := kube.Poll(context.Background(), 100*time.Millisecond, timeout, what, func(context.Context) (bool, string, error) {
+		select {
+		case err := <-r.done:
+			return false, "", fmt.Errorf("terraform ended before %s: %v\n%s", what, err, r.out.String())
+		default:
+		}
+		return cond(), "", nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// wait waits for the CLI to end.
+func (r *cliRun) wait(t *testing.T, timeout time.Duration) error {
+	t.Helper()
+	select {
+	case err := <-r.done:
+		return err
+	case <-time.After(timeout):
+		t.Fatalf("terraform did not end within %s\n%s", timeout, r.out.String())
+		return nil
+	}
+}
+
+// fioProcesses returns the fio processes on this machine (the test node) whose command line
+// names dir.
+func fioProcesses(dir string) []string {
+	var out []string
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil || len(b) == 0 {
+			continue
+		}
+		argv := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+		if filepath.Base(argv[0]) == "fio" && strings.Contains(string(b), dir) {
+			out = append(out, filepath.Base(filepath.Dir(p))+": "+strings.Join(argv, " "))
+		}
+	}
+	return out
+}
+
+// Ctrl-C of `terraform plan` during a node-path benchmark stops fio on the node: no fio process
+// is left doing I/O in the node path afterwards, although the job had ten minutes to run.
+func TestAccStorageBenchmark_interruptNodePath(t *testing.T) {
+	e := setup(t)
+	sshd := acctest.StartSSHD(t)
+	dir := t.TempDir()
+	run := devCLI(t, acctest.ProviderConfigSSH(sshd, e.node))(fmt.Sprintf(`
+data "clusterstorage_storage_benchmark" "test" {
+  node_path = %q
+  node      = %q
+  namespace = %q
+  num_jobs  = 2
+  runtime   = "10m"
+  size      = "16M"
+}
+`, dir, e.node, e.ns))
+	// fio's job threads do I/O once its files exist.
+	run.waitFor(t, "fio to run on the node", 3*time.Minute, func() bool {
+		files, _ := filepath.Glob(filepath.Join(dir, ".clusterstorage-benchmark-*", "*"))
+		return len(files) >= 2 && len(fioProcesses(dir)) > 0
+	})
+	t.Logf("fio on the node before Ctrl-C: %v", fioProcesses(dir))
+	start := time.Now()
+	if err := run.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	err := run.wait(t, 2*time.Minute)
+	t.Logf("terraform exited %s after Ctrl-C: %v", time.Since(start).Round(10*time.Millisecond), err)
+	if left := fioProcesses(dir); len(left) > 0 {
+		t.Errorf("fio still runs on the node after the cancel: %v", left)
+	}
+	if err := noRunDirs(dir); err != nil {
+		t.Error(err)
+	}
+}
+
+// A provider killed (SIGKILL, with its terraform) while fio runs leaves its pod and claim; the
+// next benchmark in that namespace, once the killed run's deadline and cleanup time have passed,
+// removes them with a warning, and the static volume is Available again.
+func TestAccStorageBenchmark_sweepAfterKill(t *testing.T) {
+	e := setup(t)
+	class := e.class()
+	pv, dir := e.localPV(class, "")
+	start := devCLI(t, acctest.ProviderConfig())
+	run := start(fmt.Sprintf(`
+data "clusterstorage_storage_benchmark" "test" {
+  storage_class = %q
+  namespace     = %q
+  node          = %q
+  runtime       = "10m"
+  size          = "16M"
+  timeouts = {
+    read = "20s"
+  }
+%s}
+`, class, e.ns, e.node, podAttributes()))
+	run.waitFor(t, "fio to run in its pod", 3*time.Minute, func() bool {
+		files, _ := filepath.Glob(filepath.Join(dir, ".clusterstorage-benchmark-*", "*"))
+		return len(files) > 0
+	})
+	if err := syscall.Kill(-run.cmd.Process.Pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = run.wait(t, time.Minute) //nolint:errcheck // killed
+
+	ctx := context.Background()
+	sel := metav1.ListOptions{LabelSelector: benchmark.LabelRun}
+	pods, err := e.client.CoreV1().Pods(e.ns).List(ctx, sel)
+	if err != nil || len(pods.Items) != 1 {
+		t.Fatalf("want the killed run's pod left, got %v %v", pods, err)
+	}
+	left := pods.Items[0]
+	id := left.Labels[benchmark.LabelRun]
+	expires, err := time.Parse(time.RFC3339, left.Annotations[benchmark.AnnotationExpires])
+	if err != nil {
+		t.Fatalf("pod %s has no expiry: %v", left.Name, left.Annotations)
+	}
+	if claims, err := e.client.CoreV1().PersistentVolumeClaims(e.ns).List(ctx, sel); err != nil || len(claims.Items) != 1 {
+		t.Fatalf("want the killed run's claim left, got %v %v", claims, err)
+	}
+	t.Logf("run %s left pod and claim, expiring at %s (in %s)", id, expires.Format(time.RFC3339), time.Until(expires).Round(time.Second))
+
+	if err := kube.Poll(ctx, time.Second, time.Until(expires)+time.Minute, "the leftovers to expire", func(context.Context) (bool, string, error) {
+		return time.Now().After(expires.Add(time.Second)), "", nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	second := start(fmt.Sprintf(`
+data "clusterstorage_storage_benchmark" "test" {
+  storage_class = %q
+  namespace     = %q
+  node          = %q
+  runtime       = "1s"
+  size          = "16M"
+%s}
+`, class, e.ns, e.node, podAttributes()))
+	if err := second.wait(t, 3*time.Minute); err != nil {
+		t.Fatalf("the second run failed: %v\n%s", err, second.out.String())
+	}
+	out := second.out.String()
+	for _, want := range []string{"Removed what a killed benchmark left", "run " + id + ": pod clusterstorage-benchmark-" + id, "claim clusterstorage-benchmark-" + id} {
+		if !strings.Contains(strings.Join(strings.Fields(out), " "), want) {
+			t.Errorf("the second run does not say %q:\n%s", want, out)
+		}
+	}
+	for _, err := range []error{e.noLeftovers(false), e.volumeAvailable(pv), noRunDirs(dir)} {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// A pod whose image can never be pulled fails as soon as its events show the pull failing again,
+// not when the read times out.
+func TestAccStorageBenchmark_imageNeverPulls(t *testing.T) {
+	e := setup(t)
+	if !acctest.LocalCluster() {
+		t.Skip("needs the local cluster, whose node has no registry to pull from")
+	}
+	class := e.class()
+	e.localPV(class, "")
+	var began time.Time
+	resource.ParallelTest(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				PreConfig: func() { began = time.Now() },
+				Config: acctest.ProviderConfig() + fmt.Sprintf(`
+data "clusterstorage_storage_benchmark" "test" {
+  storage_class     = %q
+  namespace         = %q
+  node              = %q
+  image             = "localhost:1/clusterstorage/no-such-fio:1"
+  image_pull_policy = "IfNotPresent"
+  host_network      = true
+  runtime           = "1s"
+  size              = "16M"
+  timeouts = {
+    read = "10m"
+  }
+}
+`, class, e.ns, e.node),
+				ExpectError: expectError(`its image could not be pulled \(\d+ times\)`),
+			},
+			{
+				PreConfig: func() {
+					took := time.Since(began)
+					t.Logf("the read failed after %s", took.Round(time.Second))
+					if took > 2*time.Minute {
+						t.Errorf("the read took %s, not failing when the pull failed again", took)
+					}
+					if err := e.noLeftovers(false); err != nil {
+						t.Error(err)
+					}
+				},
+				Config:   acctest.ProviderConfig(),
+				PlanOnly: true,
+			},
+		},
+	})
+}
