@@ -341,7 +341,7 @@ func (m *model) adopt(st *helm.Status) error {
 			}
 		}
 	case typeLonghorn:
-		s := longhornFromValues(st.Values)
+		s := longhornFromValues(st.ChartVersion, st.Values)
 		if s != defaultLonghornSettings() {
 			m.Longhorn = &longhornModel{
 				DefaultReplicaCount: types.Int64Value(s.DefaultReplicaCount), DefaultDataLocality: types.StringValue(s.DefaultDataLocality),

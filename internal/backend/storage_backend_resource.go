@@ -129,6 +129,14 @@ func (r *Resource) ModifyPlan(ctx context.Context, req resource.ModifyPlanReques
 	if req.State.Raw.IsNull() {
 		return
 	}
+	var state model
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if v := plan.Version.ValueString(); !plan.Version.IsUnknown() && isExactVersion(v) && state.Type.Equal(plan.Type) {
+		if err := plan.spec().engine().upgradeCheck(state.ChartVersion.ValueString(), strings.TrimPrefix(v, "v")); err != nil {
+			resp.Diagnostics.AddAttributeError(path.Root("version"), "Unsupported upgrade path", err.Error())
+			return
+		}
+	}
 	drift, diags := req.Private.GetKey(ctx, privateDrift)
 	resp.Diagnostics.Append(diags...)
 	var reason string
@@ -420,6 +428,12 @@ func (r *Resource) Update(ctx context.Context, req resource.UpdateRequest, resp 
 	}
 	rel.Timeout = timeout
 	live, err := hc.Get(s.ReleaseName, s.Namespace)
+	if err == nil {
+		if pathErr := s.engine().upgradeCheck(live.ChartVersion, rel.Chart.Metadata.Version); pathErr != nil {
+			resp.Diagnostics.AddAttributeError(path.Root("version"), "Unsupported upgrade path", pathErr.Error())
+			return
+		}
+	}
 	var st *helm.Status
 	switch {
 	case errors.Is(err, helm.ErrNotFound):
