@@ -119,6 +119,7 @@ const (
 	settingHostpathBase    = "hostpath_base_path"
 	settingHostpathName    = "hostpath_class_name"
 	settingHostpathDefault = "hostpath_default_class"
+	settingSnapshotCRDs    = "volume_snapshot_crds"
 )
 
 // Keys the provider uses without a typed setting.
@@ -196,7 +197,7 @@ var openebsCommonKeys = []valueKey{
 	{Setting: settingHostpathBase, Key: "localpv-provisioner.hostpathClass.basePath", Default: ""},
 	{Setting: settingHostpathName, Key: "localpv-provisioner.hostpathClass.name", Default: "openebs-hostpath"},
 	{Setting: settingHostpathDefault, Key: "localpv-provisioner.hostpathClass.isDefaultClass", Default: false},
-	{Key: keySnapshotCRDs, Default: true},
+	{Setting: settingSnapshotCRDs, Key: keySnapshotCRDs, Default: true},
 	{Key: keyMayastorEtcdReplicas, Default: 3},
 	{Key: keyMayastorClassSuffix, Default: "single-replica"},
 }

@@ -174,7 +174,7 @@ func TestOpenEBSValuesPerRange(t *testing.T) {
 	common := map[string]any{
 		"engines.replicated.mayastor.enabled": true, "engines.local.lvm.enabled": false, "engines.local.zfs.enabled": false,
 		"localpv-provisioner.hostpathClass.basePath": defaultHostpathBasePath, "localpv-provisioner.hostpathClass.name": defaultHostpathClassName,
-		"localpv-provisioner.hostpathClass.isDefaultClass": false,
+		"localpv-provisioner.hostpathClass.isDefaultClass": false, "openebs-crds.csi.volumeSnapshots.enabled": true,
 	}
 	with := func(extra map[string]any) map[string]any {
 		out := map[string]any{}

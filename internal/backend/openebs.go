@@ -12,6 +12,7 @@ type openebsSettings struct {
 	HostpathDefaultClass bool
 	LokiEnabled          bool
 	AlloyEnabled         bool
+	VolumeSnapshotCRDs   bool
 }
 
 const (
@@ -20,7 +21,7 @@ const (
 )
 
 func defaultOpenEBSSettings() openebsSettings {
-	return openebsSettings{HostpathBasePath: defaultHostpathBasePath, HostpathClassName: defaultHostpathClassName}
+	return openebsSettings{HostpathBasePath: defaultHostpathBasePath, HostpathClassName: defaultHostpathClassName, VolumeSnapshotCRDs: true}
 }
 
 // value is the value of one typed setting and whether to write it.
@@ -42,6 +43,8 @@ func (s openebsSettings) value(setting string) (any, bool) {
 		return s.HostpathClassName, true
 	case settingHostpathDefault:
 		return s.HostpathDefaultClass, true
+	case settingSnapshotCRDs:
+		return s.VolumeSnapshotCRDs, true
 	}
 	return nil, false
 }
@@ -91,5 +94,6 @@ func openebsFromValues(chartVersion string, live map[string]any) openebsSettings
 	s.HostpathBasePath = readString(settingHostpathBase, s.HostpathBasePath)
 	s.HostpathClassName = readString(settingHostpathName, s.HostpathClassName)
 	s.HostpathDefaultClass = readBool(settingHostpathDefault, s.HostpathDefaultClass)
+	s.VolumeSnapshotCRDs = readBool(settingSnapshotCRDs, s.VolumeSnapshotCRDs)
 	return s
 }

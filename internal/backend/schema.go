@@ -114,11 +114,11 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 					"mayastor_enabled": boolSetting(false, "Install Mayastor, the replicated NVMe-oF engine ("+keyDoc(oe, settingMayastor)+"). Its io-engine runs only on nodes labelled "+
 						"`openebs.io/engine=mayastor`, each with 2 GiB of hugepages and `nvme_tcp`; its etcd (3 replicas with a hard pod anti-affinity, "+
 						"`mayastor.etcd.replicaCount`) needs as many nodes. Its class is `<release_name>-single-replica`"),
-					"lvm_enabled":      boolSetting(false, "Install the LVM LocalPV engine ("+keyDoc(oe, settingLVM)+")"),
-					"zfs_enabled":      boolSetting(false, "Install the ZFS LocalPV engine ("+keyDoc(oe, settingZFS)+")"),
-					"loki_enabled":     boolSetting(false, "Install Loki ("+keyDoc(oe, settingLoki)+"). Before 4.4, Loki is part of Mayastor (its loki-stack, with promtail): "+
+					"lvm_enabled": boolSetting(false, "Install the LVM LocalPV engine ("+keyDoc(oe, settingLVM)+")"),
+					"zfs_enabled": boolSetting(false, "Install the ZFS LocalPV engine ("+keyDoc(oe, settingZFS)+")"),
+					"loki_enabled": boolSetting(false, "Install Loki ("+keyDoc(oe, settingLoki)+"). Before 4.4, Loki is part of Mayastor (its loki-stack, with promtail): "+
 						"`true` there needs `mayastor_enabled = true`"),
-					"alloy_enabled":    boolSetting(false, "Install the Alloy log collector ("+keyDoc(oe, settingAlloy)+"); `true` is refused on a version without it"),
+					"alloy_enabled": boolSetting(false, "Install the Alloy log collector ("+keyDoc(oe, settingAlloy)+"); `true` is refused on a version without it"),
 					"hostpath_base_path": schema.StringAttribute{
 						Optional: true, Computed: true, Default: stringdefault.StaticString(defaultHostpathBasePath),
 						MarkdownDescription: "Directory on each node under which hostpath volumes are made (`localpv-provisioner.hostpathClass.basePath`; default: `" + defaultHostpathBasePath + "`).",
@@ -130,6 +130,9 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 						Validators:          []validator.String{validate.DNSSubdomain()},
 					},
 					"hostpath_default_class": boolSetting(false, "Make the hostpath StorageClass the cluster's default class (`localpv-provisioner.hostpathClass.isDefaultClass`)"),
+					"volume_snapshot_crds": boolSetting(true, "Install the VolumeSnapshot CRDs with the chart's openebs-crds subchart ("+keyDoc(oe, settingSnapshotCRDs)+"). "+
+						"They are kept on uninstall (`helm.sh/resource-policy: keep`). Set `false` when the cluster already has them "+
+						"(k3s, a snapshot controller, an earlier OpenEBS): Helm cannot take over CRDs another release or tool made, and the apply refuses before installing"),
 				},
 			},
 			"longhorn": schema.SingleNestedAttribute{

@@ -295,6 +295,10 @@ func (r *Resource) Create(ctx context.Context, req resource.CreateRequest, resp 
 	if !ok {
 		return
 	}
+	resp.Diagnostics.Append(r.checkCluster(ctx, client, s, rel.Values)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
 	rel.Timeout = timeout
 	rel.Description = "installed by terraform-provider-clusterstorage"
 	tflog.Info(ctx, "installing storage backend", map[string]any{"type": s.Type, "release": s.id(), "chart_version": rel.Chart.Metadata.Version, "wait": s.Wait, "timeout": timeout.String()})
@@ -452,6 +456,10 @@ func (r *Resource) Update(ctx context.Context, req resource.UpdateRequest, resp 
 			if resp.Diagnostics.HasError() {
 				return
 			}
+		}
+		resp.Diagnostics.Append(r.checkCluster(ctx, client, s, rel.Values)...)
+		if resp.Diagnostics.HasError() {
+			return
 		}
 		if s.Type == typeLonghorn {
 			resp.Diagnostics.Append(prepareLonghornClassChange(ctx, client, live, rel.Values)...)
