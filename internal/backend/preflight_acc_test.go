@@ -19,7 +19,7 @@ import (
 // before installing: Mayastor's hugepages and nvme_tcp, Longhorn's open-iscsi, are reported per
 // node and stop the install; settings without prerequisites install.
 func TestAccStorageBackend_preflight(t *testing.T) {
-	f := newFixture(t)
+	f := newFixture(t, acctest.LockMayastorNode)
 	sshd := acctest.StartSSHD(t)
 	nodeName := acctest.Node(t)
 	class := acctest.RandomName("acc-hostpath")
@@ -48,11 +48,13 @@ resource "clusterstorage_storage_backend" "test" {
 	}
 	steps = append(steps, []resource.TestStep{
 		{
-			Config:      config("openebs", fmt.Sprintf("  openebs = {\n    mayastor_enabled = true\n    hostpath_class_name = %q\n  }", class)),
+			// Only the nodes Mayastor runs on are checked.
+			PreConfig:   f.labelMayastorNodes,
+			Config:      config("openebs", fmt.Sprintf("  openebs = {\n    mayastor_enabled = true\n    hostpath_class_name = %q\n    volume_snapshot_crds = false\n  }", class)),
 			ExpectError: acctest.ErrorWords(nodeName + ": 0 MiB of hugepages: Mayastor needs at least 2048 MiB"),
 		},
 		{
-			Config: config("openebs", fmt.Sprintf("  openebs = {\n    hostpath_class_name = %q\n  }", class)),
+			Config: config("openebs", fmt.Sprintf("  openebs = {\n    hostpath_class_name = %q\n    volume_snapshot_crds = false\n  }", class)),
 			ConfigStateChecks: []statecheck.StateCheck{
 				statecheck.ExpectKnownValue(addr, tfjsonpath.New("status"), knownvalue.StringExact("deployed")),
 			},
