@@ -72,6 +72,9 @@ func needCluster(t *testing.T, locks ...string) *cluster {
 	for _, l := range locks {
 		acctest.LockCluster(t, cs, l)
 	}
+	if slices.Contains(locks, acctest.LockLonghorn) {
+		acctest.SweepOldLonghornCRD(t, rc)
+	}
 	b := make([]byte, 3)
 	_, _ = rand.Read(b)
 	ns := "it-helm-" + hex.EncodeToString(b)
