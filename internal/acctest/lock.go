@@ -117,44 +117,47 @@ func deref(s *string) string {
 	return *s
 }
 
-// SweepOldLonghornCRD removes the settings.longhorn.io CRD that the project's earlier Longhorn
-// fixture installed from its crds/ directory (Helm never deletes those), which makes a Longhorn
-// release, whose CRDs are in its templates as in the real chart, fail with an ownership error.
-// It deletes only that CRD: labelled app.kubernetes.io/name=longhorn, no Helm owner (a real
-// Longhorn chart's CRDs belong to its release), and no Setting object anywhere (no Longhorn runs
-// on it). Call it holding LockLonghorn.
-func SweepOldLonghornCRD(t testing.TB, rc *rest.Config) {
+// SweepOldLonghornCRDs removes the Longhorn CRDs (settings.longhorn.io, volumes.longhorn.io) that
+// the project's earlier Longhorn fixtures installed from their crds/ directory (Helm never
+// deletes those), which make a Longhorn release, whose CRDs are in its templates as in the real
+// chart, fail with an ownership error. It deletes only such a CRD: labelled
+// app.kubernetes.io/name=longhorn, no Helm owner (a real Longhorn chart's CRDs belong to its
+// release), and no object of either kind anywhere (no Longhorn runs on it). Call it holding
+// LockLonghorn.
+func SweepOldLonghornCRDs(t testing.TB, rc *rest.Config) {
 	t.Helper()
 	ctx := context.Background()
 	dyn, err := dynamic.NewForConfig(rc)
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, kind := range []string{"settings", "volumes"} {
+		objs, err := dyn.Resource(schema.GroupVersionResource{Group: "longhorn.io", Version: "v1beta2", Resource: kind}).List(ctx, metav1.ListOptions{Limit: 1})
+		if err == nil && len(objs.Items) > 0 {
+			t.Logf("not sweeping Longhorn's CRDs: %s.longhorn.io objects exist (%s/%s)", kind, objs.Items[0].GetNamespace(), objs.Items[0].GetName())
+			return
+		}
+	}
 	crds := dyn.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
-	crd, err := crds.Get(ctx, "settings.longhorn.io", metav1.GetOptions{})
-	if err != nil {
-		return
-	}
-	if _, owned := crd.GetAnnotations()["meta.helm.sh/release-name"]; owned {
-		return
-	}
-	if crd.GetLabels()["app.kubernetes.io/name"] != "longhorn" {
-		return
-	}
-	settings, err := dyn.Resource(schema.GroupVersionResource{Group: "longhorn.io", Version: "v1beta2", Resource: "settings"}).List(ctx, metav1.ListOptions{Limit: 1})
-	if err != nil || len(settings.Items) > 0 {
-		return
-	}
-	t.Logf("deleting CRD settings.longhorn.io left by the earlier Longhorn fixture (no Helm owner, no Setting objects)")
-	if err := crds.Delete(ctx, "settings.longhorn.io", metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: ptr(crd.GetUID())}}); err != nil && !apierrors.IsNotFound(err) {
-		t.Fatal(err)
-	}
-	err = kube.Poll(ctx, 200*time.Millisecond, time.Minute, "CRD settings.longhorn.io to go", func(ctx context.Context) (bool, string, error) {
-		_, err := crds.Get(ctx, "settings.longhorn.io", metav1.GetOptions{})
-		return apierrors.IsNotFound(err), "still there", nil
-	})
-	if err != nil {
-		t.Fatal(err)
+	for _, name := range []string{"settings.longhorn.io", "volumes.longhorn.io"} {
+		crd, err := crds.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			continue
+		}
+		if _, owned := crd.GetAnnotations()["meta.helm.sh/release-name"]; owned || crd.GetLabels()["app.kubernetes.io/name"] != "longhorn" {
+			continue
+		}
+		t.Logf("deleting CRD %s left by an earlier Longhorn fixture (no Helm owner, no objects)", name)
+		if err := crds.Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: ptr(crd.GetUID())}}); err != nil && !apierrors.IsNotFound(err) {
+			t.Fatal(err)
+		}
+		err = kube.Poll(ctx, 200*time.Millisecond, time.Minute, "CRD "+name+" to go", func(ctx context.Context) (bool, string, error) {
+			_, err := crds.Get(ctx, name, metav1.GetOptions{})
+			return apierrors.IsNotFound(err), "still there", nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

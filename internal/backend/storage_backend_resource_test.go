@@ -109,10 +109,10 @@ func TestAccStorageBackend_openebsLifecycle(t *testing.T) {
 				Check: resource.ComposeTestCheckFunc(f.checkDaemonSet("openebs-io-engine"), f.checkFootprint(), f.checkClaimBound("data-openebs-etcd-0")),
 			},
 			{
-				ResourceName:            addr,
-				ImportState:             true,
-				ImportStateId:           f.ns + "/openebs",
-				ImportStateVerify:       true,
+				ResourceName:      addr,
+				ImportState:       true,
+				ImportStateId:     f.ns + "/openebs",
+				ImportStateVerify: true,
 				// `set` is not read back: a release's values do not say which came from it.
 				ImportStateVerifyIgnore: []string{"repository", "timeouts", "set"},
 			},

@@ -20,7 +20,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	k8stypes "k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -73,7 +72,7 @@ func needCluster(t *testing.T, locks ...string) *cluster {
 		acctest.LockCluster(t, cs, l)
 	}
 	if slices.Contains(locks, acctest.LockLonghorn) {
-		acctest.SweepOldLonghornCRD(t, rc)
+		acctest.SweepOldLonghornCRDs(t, rc)
 	}
 	b := make([]byte, 3)
 	_, _ = rand.Read(b)
@@ -351,9 +350,8 @@ func TestIntegrationTimeoutRollbackAndAtomicInstall(t *testing.T) {
 
 // TestIntegrationLonghornHooks: the Longhorn fixture's hooks behave like the real chart's: its
 // pre-upgrade check refuses a skipped minor, a failing upgrade is rolled back, its pre-delete
-// hook refuses while the deleting-confirmation-flag Setting (made by the fixture's manager
-// through the API) is false and lets the uninstall through once it is true, and the uninstall
-// takes Longhorn's CRDs with it.
+// hook refuses while deleting-confirmation-flag is false and lets the uninstall through once it
+// is true, and the uninstall takes Longhorn's CRDs with it.
 func TestIntegrationLonghornHooks(t *testing.T) {
 	k := needCluster(t, acctest.LockLonghorn)
 	ctx := context.Background()
@@ -419,13 +417,13 @@ func TestIntegrationLonghornHooks(t *testing.T) {
 		t.Fatalf("longhorn-manager gone after a refused uninstall: %v", err)
 	}
 
-	// The way through: the Setting true (as Longhorn documents), then uninstall.
-	dyn, err := dynamic.NewForConfig(k.rc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	settings := dyn.Resource(schema.GroupVersionResource{Group: "longhorn.io", Version: "v1beta2", Resource: "settings"}).Namespace(k.ns)
-	if _, err := settings.Patch(ctx, "deleting-confirmation-flag", k8stypes.MergePatchType, []byte(`{"value":"true"}`), metav1.PatchOptions{}); err != nil {
+	// The way through: the flag true (a values change, which Longhorn applies to its Setting),
+	// then uninstall.
+	if _, err := k.c.Upgrade(ctx, helm.Release{
+		Name: "longhorn", Namespace: k.ns, Chart: k.chart(t, "longhorn", "1.8.2"),
+		Values: k.values(t, map[string]any{"persistence.defaultClassReplicaCount": 1, "longhornUI.replicas": 1, "defaultSettings.deletingConfirmationFlag": "true"}, ""),
+		Wait:   true, Timeout: 2 * time.Minute,
+	}); err != nil {
 		t.Fatal(err)
 	}
 	if err := k.c.Uninstall(ctx, "longhorn", k.ns, helm.UninstallOptions{Wait: true, Timeout: 2 * time.Minute}); err != nil {
@@ -433,6 +431,10 @@ func TestIntegrationLonghornHooks(t *testing.T) {
 	}
 	if _, err := k.c.Get("longhorn", k.ns); !errors.Is(err, helm.ErrNotFound) {
 		t.Fatalf("after uninstall: %v", err)
+	}
+	dyn, err := dynamic.NewForConfig(k.rc)
+	if err != nil {
+		t.Fatal(err)
 	}
 	crds := dyn.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
 	poll(t, time.Minute, "Longhorn's CRDs to go with the release", func() (bool, error) {

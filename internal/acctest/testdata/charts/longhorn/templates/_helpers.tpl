@@ -10,13 +10,3 @@ app.kubernetes.io/version: {{ .Chart.AppVersion }}
     {{ .name }}: {{ if semverCompare ">=1.10.0-0" .version }}{{ $v | quote }}{{ else }}{{ $v }}{{ end }}
 {{- end -}}
 {{- end -}}
-{{- define "longhorn.api" -}}
-- name: KUBERNETES_SERVICE_HOST
-  value: "127.0.0.1"
-- name: KUBERNETES_SERVICE_PORT
-  value: "6443"
-- name: POD_NAMESPACE
-  valueFrom:
-    fieldRef:
-      fieldPath: metadata.namespace
-{{- end -}}
