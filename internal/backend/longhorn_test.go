@@ -125,7 +125,7 @@ func TestAccStorageBackend_longhorn(t *testing.T) {
 // TestAccStorageBackend_longhornVersions installs and destroys each of the newer Longhorn
 // versions (1.10 and later quote every setting in longhorn-default-setting).
 func TestAccStorageBackend_longhornVersions(t *testing.T) {
-	for _, version := range []string{"1.9.2", "1.10.2", "1.12.1"} {
+	for version, quoted := range map[string]string{"1.9.2": "default-replica-count: 1", "1.10.2": `default-replica-count: "1"`, "1.12.1": `default-replica-count: "1"`} {
 		t.Run(version, func(t *testing.T) {
 			f := newFixture(t, acctest.LockLonghorn)
 			resource.Test(t, resource.TestCase{
@@ -138,7 +138,7 @@ func TestAccStorageBackend_longhornVersions(t *testing.T) {
 						statecheck.ExpectKnownValue(addr, tfjsonpath.New("chart_version"), knownvalue.StringExact(version)),
 						statecheck.ExpectKnownValue(addr, tfjsonpath.New("status"), knownvalue.StringExact("deployed")),
 					},
-					Check: resource.ComposeTestCheckFunc(f.checkLonghornClass("1", "best-effort"), f.checkLonghornDefaultSetting(`default-replica-count: "1"`)),
+					Check: resource.ComposeTestCheckFunc(f.checkLonghornClass("1", "best-effort"), f.checkLonghornDefaultSetting(quoted)),
 				}},
 			})
 		})

@@ -417,9 +417,13 @@ func TestIntegrationLonghornHooks(t *testing.T) {
 		t.Fatalf("longhorn-manager gone after a refused uninstall: %v", err)
 	}
 
-	// The way through: the flag true (a values change, which Longhorn applies to its Setting),
-	// then uninstall.
-	if _, err := k.c.Upgrade(ctx, helm.Release{
+	// The refused uninstall leaves the release uninstalling; remove it without hooks. The way
+	// through: the flag true (a values change, which Longhorn applies to its Setting), then
+	// uninstall.
+	if err := k.c.Uninstall(ctx, "longhorn", k.ns, helm.UninstallOptions{Wait: true, Timeout: time.Minute, DisableHooks: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := k.c.Install(ctx, helm.Release{
 		Name: "longhorn", Namespace: k.ns, Chart: k.chart(t, "longhorn", "1.8.2"),
 		Values: k.values(t, map[string]any{"persistence.defaultClassReplicaCount": 1, "longhornUI.replicas": 1, "defaultSettings.deletingConfirmationFlag": "true"}, ""),
 		Wait:   true, Timeout: 2 * time.Minute,
