@@ -1,6 +1,3 @@
-// Package backend implements the clusterstorage_storage_backend resource: Longhorn or OpenEBS
-// installed as a Helm release through the Helm SDK (internal/helm), with typed settings mapped
-// onto each chart version's value keys (longhorn.go, openebs.go).
 package backend
 
 import (
