@@ -104,8 +104,8 @@ func needCluster(t *testing.T, locks ...string) *cluster {
 
 // openebs returns OpenEBS values that keep the test's cluster-wide objects its own: its own
 // hostpath class name, no VolumeSnapshot CRDs (cluster-wide, kept on uninstall), no Mayastor and
-// no Loki (fixed class names); typed, yamlDoc and sets apply on top, as for values.
-func (k *cluster) openebs(t *testing.T, typed map[string]any, yamlDoc string, sets ...helm.Set) map[string]any {
+// no Loki (fixed class names); typed and yamlDoc apply on top, as for values.
+func (k *cluster) openebs(t *testing.T, typed map[string]any, yamlDoc string) map[string]any {
 	t.Helper()
 	all := map[string]any{
 		"localpv-provisioner.hostpathClass.name":   k.class,
@@ -116,7 +116,7 @@ func (k *cluster) openebs(t *testing.T, typed map[string]any, yamlDoc string, se
 	for key, v := range typed {
 		all[key] = v
 	}
-	return k.values(t, all, yamlDoc, sets...)
+	return k.values(t, all, yamlDoc)
 }
 
 func (k *cluster) chart(t *testing.T, name, version string) *chart.Chart {
