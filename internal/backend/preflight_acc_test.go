@@ -94,7 +94,7 @@ func TestAccStorageBackend_clusterChecks(t *testing.T) {
 	}
 	steps := []resource.TestStep{
 		{
-			Config:      f.openebs("4.4.0", fmt.Sprintf("    hostpath_class_name = %q\n    volume_snapshot_crds = true", class), ""),
+			Config: f.openebs("4.4.0", fmt.Sprintf("    hostpath_class_name = %q\n    volume_snapshot_crds = true", class), ""),
 			// Not made by Helm here, or a kept leftover of another release (e.g. the demo's).
 			ExpectError: acctest.ErrorWords("CRDs of openebs already exist"),
 		},
