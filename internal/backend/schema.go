@@ -132,7 +132,7 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 					"hostpath_default_class": boolSetting(false, "Make the hostpath StorageClass the cluster's default class (`localpv-provisioner.hostpathClass.isDefaultClass`)"),
 					"volume_snapshot_crds": boolSetting(true, "Install the VolumeSnapshot CRDs with the chart's openebs-crds subchart ("+keyDoc(oe, settingSnapshotCRDs)+"). "+
 						"They are kept on uninstall (`helm.sh/resource-policy: keep`). Set `false` when the cluster already has them "+
-						"(k3s, a snapshot controller, an earlier OpenEBS): Helm cannot take over CRDs another release or tool made, and the apply refuses before installing"),
+						"(a snapshot controller, an earlier OpenEBS release): Helm cannot take over CRDs another release or tool made, and the apply refuses before installing"),
 				},
 			},
 			"longhorn": schema.SingleNestedAttribute{
@@ -194,8 +194,10 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 			"preflight": schema.BoolAttribute{
 				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
 				MarkdownDescription: "Before installing or upgrading, check every node over SSH (the provider's `ssh` block and `nodes`) for what the " +
-					"backend needs: Longhorn open-iscsi with iscsid running and an NFSv4 client; Mayastor at least 2 GiB of hugepages and the " +
-					"`nvme_tcp` kernel module. Missing prerequisites fail the apply with a report per node (default: `false`).",
+					"backend needs: Longhorn open-iscsi with iscsid running and an NFSv4 client; Mayastor (on each node labelled " +
+					"`openebs.io/engine=mayastor`) at least 2 GiB of hugepages and the `nvme_tcp` kernel module. Missing prerequisites fail " +
+					"the apply with a report per node (default: `false`). Whatever this says, every install and upgrade first checks through " +
+					"the API for CRDs the chart would make that something else owns, and for Mayastor a labelled node and enough nodes for its etcd.",
 			},
 			"status":        schema.StringAttribute{Computed: true, MarkdownDescription: "Status of the release: `deployed`, `failed`, `pending-install`, ..."},
 			"revision":      schema.Int64Attribute{Computed: true, MarkdownDescription: "Revision of the release."},

@@ -7,7 +7,7 @@ resource "clusterstorage_storage_backend" "openebs" {
   openebs = {
     hostpath_base_path     = "/mnt/disks/openebs"
     hostpath_default_class = true
-    # The cluster already has the VolumeSnapshot CRDs (k3s, a snapshot controller): leave them.
+    # The cluster already has the VolumeSnapshot CRDs (e.g. from a snapshot controller): leave them.
     volume_snapshot_crds = false
   }
 }
