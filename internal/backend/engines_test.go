@@ -206,6 +206,17 @@ func TestOpenEBSValuesPerRange(t *testing.T) {
 			t.Errorf("%s: read back %+v, want %+v", tc.version, back, s)
 		}
 	}
+	// A release installed with the chart's defaults (no values) runs every engine, and its
+	// add-ons where they are on by default; it reads back so.
+	for version, want := range map[string]openebsSettings{
+		"4.0.1": {MayastorEnabled: true, LVMEnabled: true, ZFSEnabled: true, LokiEnabled: true, VolumeSnapshotCRDs: true},
+		"4.4.0": {MayastorEnabled: true, LVMEnabled: true, ZFSEnabled: true, LokiEnabled: true, AlloyEnabled: true, VolumeSnapshotCRDs: true},
+	} {
+		want.HostpathBasePath, want.HostpathClassName = defaultHostpathBasePath, defaultHostpathClassName
+		if got := openebsFromValues(version, map[string]any{}); got != want {
+			t.Errorf("%s with the chart's defaults reads back %+v, want %+v", version, got, want)
+		}
+	}
 	// Every engine off, as the seed article installs it: the keys the 4.0.x chart's conditions read.
 	off, err := defaultOpenEBSSettings().values("4.0.1")
 	if err != nil {

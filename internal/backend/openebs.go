@@ -68,9 +68,9 @@ func (s openebsSettings) values(chartVersion string) (map[string]any, error) {
 	return out, nil
 }
 
-// openebsFromValues reads the settings back from a release's user-supplied values (import).
-// Keys the release does not set keep the provider's defaults; the next plan then shows the
-// difference as an update.
+// openebsFromValues reads the settings back from a release's user-supplied values (import). A
+// key the release does not set has the chart's default (engines.go's table): a release installed
+// with the chart's defaults runs Mayastor, LVM and ZFS, and reads back so.
 func openebsFromValues(chartVersion string, live map[string]any) openebsSettings {
 	s := defaultOpenEBSSettings()
 	r, err := engines[typeOpenEBS].rangeFor(chartVersion)
@@ -78,10 +78,14 @@ func openebsFromValues(chartVersion string, live map[string]any) openebsSettings
 		return s
 	}
 	readBool := func(setting string, def bool) bool {
-		if k := r.keysFor(setting)[0]; k.Key != "" {
-			return lookupBool(live, k.Key, def)
+		k := r.keysFor(setting)[0]
+		if k.Key == "" {
+			return def
 		}
-		return def
+		if chartDefault, ok := k.Default.(bool); ok {
+			def = chartDefault
+		}
+		return lookupBool(live, k.Key, def)
 	}
 	readString := func(setting, def string) string {
 		return lookupString(live, r.keysFor(setting)[0].Key, def)
@@ -90,6 +94,9 @@ func openebsFromValues(chartVersion string, live map[string]any) openebsSettings
 	s.LVMEnabled = readBool(settingLVM, s.LVMEnabled)
 	s.ZFSEnabled = readBool(settingZFS, s.ZFSEnabled)
 	s.LokiEnabled = readBool(settingLoki, s.LokiEnabled)
+	if !r.keysFor(settingLoki)[0].Condition {
+		s.LokiEnabled = s.LokiEnabled && s.MayastorEnabled // Mayastor's loki-stack: only with Mayastor
+	}
 	s.AlloyEnabled = readBool(settingAlloy, s.AlloyEnabled)
 	s.HostpathBasePath = readString(settingHostpathBase, s.HostpathBasePath)
 	s.HostpathClassName = readString(settingHostpathName, s.HostpathClassName)
