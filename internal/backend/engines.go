@@ -338,7 +338,7 @@ func typedValues(e engine, r chartRange, chartVersion string, block string, valu
 			if v == false {
 				continue // off, and the version has nothing to turn off
 			}
-			return nil, fmt.Errorf("%s.%s: %s chart %s: %s", block, k.Setting, e.Name, chartVersion, k.Missing)
+			return nil, &settingError{Block: block, Setting: k.Setting, Msg: fmt.Sprintf("%s chart %s: %s", e.Name, chartVersion, k.Missing)}
 		}
 		if k.AsString {
 			v = fmt.Sprint(v)
@@ -347,6 +347,13 @@ func typedValues(e engine, r chartRange, chartVersion string, block string, valu
 	}
 	return out, nil
 }
+
+// settingError is a typed setting the chart version in use cannot carry.
+type settingError struct {
+	Block, Setting, Msg string
+}
+
+func (e *settingError) Error() string { return e.Block + "." + e.Setting + ": " + e.Msg }
 
 // lookupPath walks a dotted value path ("a.b.c") in a values tree.
 func lookupPath(values map[string]any, key string) (any, bool) {

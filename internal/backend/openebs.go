@@ -62,8 +62,8 @@ func (s openebsSettings) values(chartVersion string) (map[string]any, error) {
 	}
 	// Before 4.4, Loki is Mayastor's loki-stack subchart: without Mayastor there is none.
 	if k := r.keysFor(settingLoki)[0]; !k.Condition && s.LokiEnabled && !s.MayastorEnabled {
-		return nil, fmt.Errorf("openebs.loki_enabled: openebs chart %s installs Loki only as part of Mayastor (its loki-stack subchart, `%s`): "+
-			"set mayastor_enabled = true as well, or use chart 4.4 or later, whose Loki is its own subchart", chartVersion, k.Key)
+		return nil, &settingError{Block: "openebs", Setting: settingLoki, Msg: fmt.Sprintf("openebs chart %s installs Loki only as part of Mayastor "+
+			"(its loki-stack subchart, `%s`): set mayastor_enabled = true as well, or use chart 4.4 or later, whose Loki is its own subchart", chartVersion, k.Key)}
 	}
 	return out, nil
 }

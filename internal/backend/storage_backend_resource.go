@@ -112,11 +112,15 @@ func (r *Resource) ModifyPlan(ctx context.Context, req resource.ModifyPlanReques
 		if _, err := s.valuesFor(strings.TrimPrefix(v.ValueString(), "v")); err != nil {
 			p := path.Root("version")
 			var ce *contradictionError
-			if errors.As(err, &ce) {
+			var se *settingError
+			switch {
+			case errors.As(err, &ce):
 				p = path.Root("values")
 				if plan.Values.IsNull() {
 					p = path.Root("set")
 				}
+			case errors.As(err, &se):
+				p = path.Root(se.Block).AtName(se.Setting)
 			}
 			resp.Diagnostics.AddAttributeError(p, "Invalid storage backend settings", err.Error())
 			return

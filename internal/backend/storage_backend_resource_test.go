@@ -147,7 +147,8 @@ func TestAccStorageBackend_openebsLifecycle(t *testing.T) {
 	})
 }
 
-// TestAccStorageBackend_openebs40EnginesOff: the seed article's one setting. OpenEBS 4.0.1 with
+// TestAccStorageBackend_openebs40EnginesOff: settings a version cannot carry are refused at plan;
+// and the seed article's one setting: OpenEBS 4.0.1 with
 // every engine off deploys no Mayastor, LVM or ZFS object (its conditions are engines.*.enabled,
 // which the provider writes), and an import reads the engines back as off.
 func TestAccStorageBackend_openebs40EnginesOff(t *testing.T) {
@@ -159,6 +160,17 @@ func TestAccStorageBackend_openebs40EnginesOff(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		CheckDestroy:             f.checkReleaseGone("openebs"),
 		Steps: []resource.TestStep{
+			{
+				// Before 4.4 there is no Alloy, and Loki only comes with Mayastor: refused at plan.
+				Config:      f.openebs("4.1.3", fmt.Sprintf("    hostpath_class_name = %q\n    alloy_enabled = true", class), ""),
+				PlanOnly:    true,
+				ExpectError: acctest.ErrorWords("openebs charts 4.0.x to 4.2.x have no Alloy"),
+			},
+			{
+				Config:      f.openebs("4.2.0", fmt.Sprintf("    hostpath_class_name = %q\n    loki_enabled = true", class), ""),
+				PlanOnly:    true,
+				ExpectError: acctest.ErrorWords("installs Loki only as part of Mayastor"),
+			},
 			{
 				Config: config,
 				ConfigStateChecks: []statecheck.StateCheck{
