@@ -15,7 +15,7 @@ cd "$ROOT"
 source scripts/lib.sh
 
 ROUNDS="${BENCH_BACKEND_ROUNDS:-3}"
-CHART="$ROOT/internal/acctest/testdata/charts/openebs-4.3.0"
+CHART="$ROOT/internal/acctest/testdata/charts/openebs-4.4"
 CLASS=bench-backend-hostpath
 
 make --no-print-directory build bin/terraform >/dev/null
@@ -40,7 +40,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# The values the resource derives from its default typed settings for openebs 4.3.x.
+# The values the resource derives from its default typed settings for openebs 4.4.x.
 cat >"$work/values.yaml" <<YAML
 engines:
   local:
@@ -55,6 +55,9 @@ localpv-provisioner:
     basePath: /var/openebs/local
     name: $CLASS
     isDefaultClass: false
+openebs-crds:
+  csi:
+    volumeSnapshots: {enabled: true}
 YAML
 
 mkdir -p "$work/tf"
@@ -76,7 +79,7 @@ resource "clusterstorage_storage_backend" "bench" {
   namespace  = "bench-backend-tf"
   repository = ""
   chart      = "$CHART"
-  version    = "4.3.0"
+  version    = "4.4.0"
   openebs = {
     hostpath_class_name = "$CLASS"
   }
@@ -107,7 +110,7 @@ run_tf() {
 	(cd "$work/tf" && terraform destroy -auto-approve -no-color >/dev/null)
 }
 
-echo "storage backend install (openebs fixture 4.3.0, local chart directory, wait for every workload), $ROUNDS rounds:" >&2
+echo "storage backend install (openebs fixture 4.4.0, local chart directory, wait for every workload), $ROUNDS rounds:" >&2
 for ((i = 1; i <= ROUNDS; i++)); do
 	if ((i % 2)); then run_helm; run_tf; else run_tf; run_helm; fi
 	echo "  round $i: helm $(tail -1 "$work/helm.times") s, resource $(tail -1 "$work/tf.times") s" >&2

@@ -31,7 +31,7 @@ ssh_key_path     = "$DEMO/ssh/client_ed25519"
 known_hosts_path = "$DEMO/ssh/known_hosts"
 data_dir         = "$DEMO/disks"
 fio_image        = "localhost/clusterstorage/fio:3.33"
-openebs_chart    = "$DEMO/charts/openebs-4.3.0"
+openebs_chart    = "$DEMO/charts/openebs-4.4"
 VARS
 }
 

@@ -21,6 +21,7 @@ import (
 	"sync"
 	"testing"
 
+	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/registry"
@@ -135,10 +136,12 @@ func packageCharts(chartsDir, dest string) error {
 		if err != nil {
 			return err
 		}
-		if _, err := chartutil.Save(ch, dest); err != nil {
-			return err
+		for _, release := range FixtureReleases(ch) {
+			if _, err := chartutil.Save(release, dest); err != nil {
+				return err
+			}
+			n++
 		}
-		n++
 		return fs.SkipDir // subcharts are part of this chart's archive
 	})
 	if err != nil {
@@ -148,6 +151,43 @@ func packageCharts(chartsDir, dest string) error {
 		return &fs.PathError{Op: "package charts", Path: chartsDir, Err: fs.ErrNotExist}
 	}
 	return nil
+}
+
+// Annotations of a fixture chart's Chart.yaml that make it stand in for several releases.
+const (
+	// AnnotationFixtureVersions lists the versions (space separated) the chart is packaged as.
+	AnnotationFixtureVersions = "clusterstorage.io/fixture-versions"
+	// annotationAppVersionPrefix is put before the version to make the appVersion ("v").
+	annotationAppVersionPrefix = "clusterstorage.io/fixture-app-version-prefix"
+	// annotationKubeVersion + "<major>.<minor>" is the kubeVersion of that minor's releases when
+	// it differs from the Chart.yaml's.
+	annotationKubeVersion = "clusterstorage.io/fixture-kube-version-"
+)
+
+// FixtureReleases returns a fixture chart once per version its Chart.yaml lists in
+// AnnotationFixtureVersions, each with that version, its appVersion and kubeVersion; a chart
+// without the annotation is returned as it is. One directory then stands in for every release
+// of a version range, and its templates tell versions apart with `.Chart.Version`.
+func FixtureReleases(ch *chart.Chart) []*chart.Chart {
+	versions := strings.Fields(ch.Metadata.Annotations[AnnotationFixtureVersions])
+	if len(versions) == 0 {
+		return []*chart.Chart{ch}
+	}
+	out := make([]*chart.Chart, 0, len(versions))
+	for _, v := range versions {
+		c := *ch
+		md := *ch.Metadata
+		md.Version = v
+		md.AppVersion = ch.Metadata.Annotations[annotationAppVersionPrefix] + v
+		if parts := strings.SplitN(v, ".", 3); len(parts) == 3 {
+			if kv, ok := ch.Metadata.Annotations[annotationKubeVersion+parts[0]+"."+parts[1]]; ok {
+				md.KubeVersion = kv
+			}
+		}
+		c.Metadata = &md
+		out = append(out, &c)
+	}
+	return out
 }
 
 // StartOCIRegistry serves a minimal in-memory OCI distribution registry

@@ -28,11 +28,21 @@ func TestStartChartRepo(t *testing.T) {
 	if err := yaml.Unmarshal(body, &index); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string][]string{"openebs": {"4.3.0", "4.0.1"}, "longhorn": {"1.8.1", "1.7.2"}}
+	want := map[string][]string{
+		"openebs":  {"4.4.0", "4.2.0", "4.1.3", "4.1.2", "4.1.1", "4.1.0", "4.0.1", "4.0.0"},
+		"longhorn": {"1.12.1", "1.12.0", "1.11.3", "1.11.0", "1.10.2", "1.10.1", "1.10.0", "1.9.2", "1.9.1", "1.9.0", "1.8.2", "1.8.1", "1.8.0", "1.7.3", "1.7.2", "1.7.1", "1.7.0"},
+	}
 	for name, versions := range want {
 		var got []string
 		for _, cv := range index.Entries[name] {
 			got = append(got, cv.Version)
+			wantKube := ">=1.25.0-0"
+			if strings.HasPrefix(cv.Version, "1.7.") {
+				wantKube = ">=1.21.0-0"
+			}
+			if name == "longhorn" && (cv.KubeVersion != wantKube || cv.AppVersion != "v"+cv.Version) {
+				t.Errorf("longhorn %s: kubeVersion %q appVersion %q", cv.Version, cv.KubeVersion, cv.AppVersion)
+			}
 			if len(cv.URLs) != 1 || !strings.HasPrefix(cv.URLs[0], url+"/") || cv.Digest == "" {
 				t.Errorf("%s %s: urls %q digest %q", name, cv.Version, cv.URLs, cv.Digest)
 			}

@@ -39,7 +39,7 @@ func TestAccStorageBackend_rawValuesAndDrift(t *testing.T) {
 		CheckDestroy:             f.checkReleaseGone("openebs"),
 		Steps: []resource.TestStep{
 			{
-				Config: f.openebs("4.3.0", typed, `
+				Config: f.openebs("4.4.0", typed, `
   values = <<-EOT
     engines:
       replicated:
@@ -50,11 +50,11 @@ func TestAccStorageBackend_rawValuesAndDrift(t *testing.T) {
 				ExpectError: acctest.ErrorWords("values sets engines.replicated.mayastor.enabled to true, but the typed setting asks for false"),
 			},
 			{
-				Config:      f.openebs("4.3.0", typed, `set = [{ name = "engines.local.lvm.enabled", value = "true" }]`),
+				Config:      f.openebs("4.4.0", typed, `set = [{ name = "engines.local.lvm.enabled", value = "true" }]`),
 				ExpectError: acctest.ErrorWords("set[engines.local.lvm.enabled] sets engines.local.lvm.enabled to true"),
 			},
 			{
-				Config: f.openebs("4.3.0", typed, raw),
+				Config: f.openebs("4.4.0", typed, raw),
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("footprint").AtMapKey("cpu_requests_millicores"), knownvalue.Int64Exact(15)),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("footprint").AtMapKey("memory_requests_bytes"), knownvalue.Int64Exact(40<<20)),
@@ -76,7 +76,7 @@ func TestAccStorageBackend_rawValuesAndDrift(t *testing.T) {
 						t.Fatal(err)
 					}
 				},
-				Config: f.openebs("4.3.0", typed, raw),
+				Config: f.openebs("4.4.0", typed, raw),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
 				}},
@@ -93,23 +93,20 @@ func TestAccStorageBackend_rawValuesAndDrift(t *testing.T) {
 						t.Fatal(err)
 					}
 					rel := f.chart("openebs", "4.0.1")
-					// The 4.0 layout switches engines with the subcharts' own keys: keep them off.
-					live.Values["mayastor"] = map[string]any{"enabled": false}
-					live.Values["lvm-localpv"] = map[string]any{"enabled": false}
-					live.Values["zfs-localpv"] = map[string]any{"enabled": false}
+					// 4.0 reads the same engines.* conditions: the live values keep the engines off.
 					rel.Values, rel.Wait, rel.Timeout = live.Values, true, time.Minute
 					if _, err := f.helm.Upgrade(context.Background(), *rel); err != nil {
 						t.Fatal(err)
 					}
 				},
-				Config: f.openebs("4.3.0", typed, raw),
+				Config: f.openebs("4.4.0", typed, raw),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
-					plancheck.ExpectKnownValue(addr, tfjsonpath.New("version"), knownvalue.StringExact("4.3.0")),
+					plancheck.ExpectKnownValue(addr, tfjsonpath.New("version"), knownvalue.StringExact("4.4.0")),
 				}},
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("revision"), knownvalue.Int64Exact(5)),
-					statecheck.ExpectKnownValue(addr, tfjsonpath.New("chart_version"), knownvalue.StringExact("4.3.0")),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("chart_version"), knownvalue.StringExact("4.4.0")),
 				},
 			},
 			{
@@ -119,7 +116,7 @@ func TestAccStorageBackend_rawValuesAndDrift(t *testing.T) {
 						t.Fatal(err)
 					}
 				},
-				Config: f.openebs("4.3.0", typed, raw),
+				Config: f.openebs("4.4.0", typed, raw),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionCreate),
 				}},

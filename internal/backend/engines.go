@@ -14,34 +14,78 @@ const (
 )
 
 // engine is what the resource knows about one backend type: where its chart comes from by
-// default, which chart versions it can map typed settings onto, and the pinned default version.
+// default and, per range of chart versions, the value keys the provider writes and reads.
 type engine struct {
 	Name        string
 	Repository  string
 	Chart       string
 	Namespace   string
 	ReleaseName string
-	// Version is the pinned default chart version.
+	// Ranges lists the supported chart versions, oldest first, one minor each.
+	Ranges []chartRange
+	// Version is the pinned default chart version: the newest verified patch of the last range.
 	Version string
-	// Supported lists the version ranges whose value keys the provider maps (semver
-	// constraints, checked in order) and how each is described in errors and docs.
-	Supported []versionRange
+	// OneMinorAtATime: the chart upgrades only from minor N to N+1 and never downgrades
+	// (Longhorn's pre-upgrade checker refuses anything else).
+	OneMinorAtATime bool
 }
 
-type versionRange struct {
-	Constraint  string
-	Description string
+// chartRange is one minor version of a chart (every patch release of it) and its value layout,
+// as read from the real chart's Chart.yaml and values.yaml at its release tags.
+type chartRange struct {
+	// Minor is "1.9": the range is >= 1.9.0-0, < 1.10.0-0.
+	Minor string
+	// Newest is the newest patch release verified against the real chart.
+	Newest string
+	// KubeVersion is the chart's kubeVersion constraint ("" when it has none).
+	KubeVersion string
+	// Dependencies are the chart's subcharts with the value that turns each on ("" when always
+	// installed). A subchart's own subchart is "<subchart>/<name>", its condition relative to
+	// the subchart's values.
+	Dependencies []dependency
+	// Keys are every value key the provider writes or reads in this range.
+	Keys []valueKey
+}
+
+type dependency struct {
+	Path      string
+	Condition string
+}
+
+// valueKey is one value key of a chart and the typed setting it carries.
+type valueKey struct {
+	// Setting is the attribute (of the engine's block) the key carries; "" for a key only the
+	// provider itself reads or writes.
+	Setting string
+	// Key is the dotted value path; "" when the range has nothing for Setting (Missing says
+	// why, and a non-default setting is refused).
+	Key string
+	// Default is the chart's default (nil: unset, the application's own default applies).
+	Default any
+	// AsString: the chart wants the value as a string (Longhorn settings).
+	AsString bool
+	// Missing explains, for Key == "", what the range has instead.
+	Missing string
+	// Condition: the key is a dependency condition of the chart (it installs a subchart).
+	Condition bool
 }
 
 var engines = map[string]engine{
 	typeLonghorn: {
-		Name:        typeLonghorn,
-		Repository:  "https://charts.longhorn.io",
-		Chart:       "longhorn",
-		Namespace:   "longhorn-system",
-		ReleaseName: "longhorn",
-		Version:     "1.8.1",
-		Supported:   []versionRange{{Constraint: ">= 1.7.0-0, < 1.9.0-0", Description: "1.7.x and 1.8.x"}},
+		Name:            typeLonghorn,
+		Repository:      "https://charts.longhorn.io",
+		Chart:           "longhorn",
+		Namespace:       "longhorn-system",
+		ReleaseName:     "longhorn",
+		OneMinorAtATime: true,
+		Ranges: []chartRange{
+			{Minor: "1.7", Newest: "1.7.3", KubeVersion: ">=1.21.0-0", Keys: longhornKeys},
+			{Minor: "1.8", Newest: "1.8.2", KubeVersion: ">=1.25.0-0", Keys: longhornKeys},
+			{Minor: "1.9", Newest: "1.9.2", KubeVersion: ">=1.25.0-0", Keys: longhornKeys},
+			{Minor: "1.10", Newest: "1.10.2", KubeVersion: ">=1.25.0-0", Keys: longhornKeys},
+			{Minor: "1.11", Newest: "1.11.3", KubeVersion: ">=1.25.0-0", Keys: longhornKeys},
+			{Minor: "1.12", Newest: "1.12.1", KubeVersion: ">=1.25.0-0", Keys: longhornKeys},
+		},
 	},
 	typeOpenEBS: {
 		Name:        typeOpenEBS,
@@ -49,41 +93,211 @@ var engines = map[string]engine{
 		Chart:       "openebs",
 		Namespace:   "openebs",
 		ReleaseName: "openebs",
-		Version:     "4.3.0",
-		Supported: []versionRange{
-			{Constraint: ">= 4.0.0-0, < 4.1.0-0", Description: "4.0.x (engine toggles `mayastor.enabled`, `lvm-localpv.enabled`, `zfs-localpv.enabled`)"},
-			{Constraint: ">= 4.1.0-0, < 4.6.0-0", Description: "4.1.x to 4.5.x (engine toggles under `engines.*`, loki and alloy add-ons)"},
+		Ranges: []chartRange{
+			{Minor: "4.0", Newest: "4.0.1", Dependencies: openebsDeps40, Keys: openebsKeys40},
+			{Minor: "4.1", Newest: "4.1.3", Dependencies: openebsDeps40, Keys: openebsKeys40},
+			{Minor: "4.2", Newest: "4.2.0", Dependencies: openebsDeps40, Keys: openebsKeys40},
+			// 4.3.x is left out: no 4.3 chart could be read to verify its keys.
+			{Minor: "4.4", Newest: "4.4.0", Dependencies: openebsDeps44, Keys: openebsKeys44},
 		},
 	},
 }
 
-// supportedText says which versions of the engine's chart are supported.
-func (e engine) supportedText() string {
-	parts := make([]string, 0, len(e.Supported))
-	for _, r := range e.Supported {
-		parts = append(parts, r.Description)
-	}
-	return strings.Join(parts, "; ")
+// Typed settings (attribute names in the engine's block).
+const (
+	settingReplicas     = "default_replica_count"
+	settingLocality     = "default_data_locality"
+	settingDataPath     = "default_data_path"
+	settingDefaultClass = "default_class"
+	settingUI           = "ui_enabled"
+
+	settingMayastor        = "mayastor_enabled"
+	settingLVM             = "lvm_enabled"
+	settingZFS             = "zfs_enabled"
+	settingLoki            = "loki_enabled"
+	settingAlloy           = "alloy_enabled"
+	settingHostpathBase    = "hostpath_base_path"
+	settingHostpathName    = "hostpath_class_name"
+	settingHostpathDefault = "hostpath_default_class"
+	settingSnapshotCRDs    = "volume_snapshot_crds"
+)
+
+// Keys the provider uses without a typed setting.
+const (
+	keyLonghornDeletingFlag  = "defaultSettings.deletingConfirmationFlag"
+	keySnapshotCRDs          = "openebs-crds.csi.volumeSnapshots.enabled"
+	keyMayastorEtcdReplicas  = "mayastor.etcd.replicaCount"
+	keyMayastorClassSuffix   = "mayastor.storageClass.nameSuffix"
+	keyLonghornClassReplicas = "persistence.defaultClassReplicaCount"
+	keyLonghornClassLocality = "persistence.defaultDataLocality"
+)
+
+// longhornKeys is the same in every Longhorn chart from 1.7.0 to 1.12.1 (values.yaml read at each
+// tag). Settings under `defaultSettings` are null by default (Longhorn's own default applies) and
+// are passed as strings, which 1.10 and later quote into the longhorn-default-setting ConfigMap.
+var longhornKeys = []valueKey{
+	{Setting: settingReplicas, Key: keyLonghornClassReplicas, Default: 3},
+	{Setting: settingReplicas, Key: "defaultSettings.defaultReplicaCount", AsString: true},
+	{Setting: settingLocality, Key: keyLonghornClassLocality, Default: "disabled"},
+	{Setting: settingLocality, Key: "defaultSettings.defaultDataLocality", AsString: true},
+	{Setting: settingDataPath, Key: "defaultSettings.defaultDataPath", AsString: true},
+	{Setting: settingDefaultClass, Key: "persistence.defaultClass", Default: true},
+	{Setting: settingUI, Key: "longhornUI.replicas", Default: 2},
+	{Key: keyLonghornDeletingFlag, AsString: true},
 }
 
-// layout returns the index of the supported range that version falls in, or an error that says
-// which versions are supported.
-func (e engine) layout(version string) (int, error) {
+// OpenEBS 4.0.0 to 4.2.0: the engines' dependency conditions are `engines.*.enabled` (4.0.x
+// values.yaml also carry `mayastor.enabled`, `lvm-localpv.enabled`, `zfs-localpv.enabled`, which
+// no condition reads). There is no loki or alloy subchart: the logging is Mayastor's own
+// `loki-stack` subchart (mayastor-extensions 2.6/2.7 Chart.yaml: condition `loki-stack.enabled`,
+// on by default; 2.8.0 in 4.2.0 lists the loki and promtail images of the same stack).
+var openebsDeps40 = []dependency{
+	{Path: "openebs-crds"},
+	{Path: "localpv-provisioner"},
+	{Path: "zfs-localpv", Condition: "engines.local.zfs.enabled"},
+	{Path: "lvm-localpv", Condition: "engines.local.lvm.enabled"},
+	{Path: "mayastor", Condition: "engines.replicated.mayastor.enabled"},
+	{Path: "mayastor/loki-stack", Condition: "loki-stack.enabled"},
+}
+
+var openebsKeys40 = append([]valueKey{
+	{Setting: settingLoki, Key: "mayastor.loki-stack.enabled", Default: true},
+	{Setting: settingAlloy, Missing: "openebs charts 4.0.x to 4.2.x have no Alloy: their only log collector is the promtail of Mayastor's loki-stack (loki_enabled)"},
+}, openebsCommonKeys...)
+
+// OpenEBS 4.4.0: loki and alloy are subcharts of the umbrella chart (on by default), rawfile
+// LocalPV is a new engine (off by default; no typed setting), and Mayastor's own loki and
+// alloy are turned off by the umbrella's values.
+var openebsDeps44 = []dependency{
+	{Path: "openebs-crds"},
+	{Path: "loki", Condition: "loki.enabled"},
+	{Path: "alloy", Condition: "alloy.enabled"},
+	{Path: "localpv-provisioner"},
+	{Path: "zfs-localpv", Condition: "engines.local.zfs.enabled"},
+	{Path: "lvm-localpv", Condition: "engines.local.lvm.enabled"},
+	{Path: "rawfile-localpv", Condition: "engines.local.rawfile.enabled"},
+	{Path: "mayastor", Condition: "engines.replicated.mayastor.enabled"},
+	{Path: "mayastor/loki", Condition: "loki.enabled"},
+	{Path: "mayastor/alloy", Condition: "alloy.enabled"},
+}
+
+var openebsKeys44 = append([]valueKey{
+	{Setting: settingLoki, Key: "loki.enabled", Default: true, Condition: true},
+	{Setting: settingAlloy, Key: "alloy.enabled", Default: true, Condition: true},
+}, openebsCommonKeys...)
+
+// openebsCommonKeys are the same from 4.0.0 to 4.4.0. The hostpath class keys belong to the
+// localpv-provisioner subchart (its values.yaml at 4.0.0 and 4.4.0); the etcd replica count and
+// class suffix to the mayastor subchart (mayastor-extensions 2.6/2.7 values.yaml: etcd
+// replicaCount 3 with a hard pod anti-affinity, class `<release>-single-replica`).
+var openebsCommonKeys = []valueKey{
+	{Setting: settingMayastor, Key: "engines.replicated.mayastor.enabled", Default: true, Condition: true},
+	{Setting: settingLVM, Key: "engines.local.lvm.enabled", Default: true, Condition: true},
+	{Setting: settingZFS, Key: "engines.local.zfs.enabled", Default: true, Condition: true},
+	{Setting: settingHostpathBase, Key: "localpv-provisioner.hostpathClass.basePath", Default: ""},
+	{Setting: settingHostpathName, Key: "localpv-provisioner.hostpathClass.name", Default: "openebs-hostpath"},
+	{Setting: settingHostpathDefault, Key: "localpv-provisioner.hostpathClass.isDefaultClass", Default: false},
+	{Setting: settingSnapshotCRDs, Key: keySnapshotCRDs, Default: true},
+	{Key: keyMayastorEtcdReplicas, Default: 3},
+	{Key: keyMayastorClassSuffix, Default: "single-replica"},
+}
+
+// constraint is the semver range of the minor.
+func (r chartRange) constraint() string {
+	v := semver.MustParse(r.Minor + ".0")
+	return fmt.Sprintf(">= %s.0-0, < %d.%d.0-0", r.Minor, v.Major(), v.Minor()+1)
+}
+
+// keysFor returns the range's keys for a typed setting ("" for the provider's own keys).
+func (r chartRange) keysFor(setting string) []valueKey {
+	var out []valueKey
+	for _, k := range r.Keys {
+		if k.Setting == setting {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// key returns the range's key with that path.
+func (r chartRange) key(path string) (valueKey, bool) {
+	for _, k := range r.Keys {
+		if k.Key == path {
+			return k, true
+		}
+	}
+	return valueKey{}, false
+}
+
+func init() {
+	for name, e := range engines {
+		e.Version = e.Ranges[len(e.Ranges)-1].Newest
+		engines[name] = e
+	}
+}
+
+// supportedText says which versions of the engine's chart are supported.
+func (e engine) supportedText() string {
+	parts := make([]string, 0, len(e.Ranges))
+	for _, r := range e.Ranges {
+		parts = append(parts, r.Minor+".x")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// rangeFor returns the supported range version falls in, or an error that names the supported
+// ranges.
+func (e engine) rangeFor(version string) (chartRange, error) {
 	v, err := semver.NewVersion(version)
 	if err != nil {
-		return -1, fmt.Errorf("%s chart version %q is not a semantic version", e.Name, version)
+		return chartRange{}, fmt.Errorf("%s chart version %q is not a semantic version", e.Name, version)
 	}
-	for i, r := range e.Supported {
-		c, err := semver.NewConstraint(r.Constraint)
+	for _, r := range e.Ranges {
+		c, err := semver.NewConstraint(r.constraint())
 		if err != nil {
-			return -1, err
+			return chartRange{}, err
 		}
 		if c.Check(v) {
-			return i, nil
+			return r, nil
 		}
 	}
-	return -1, fmt.Errorf("%s chart version %s is not supported: the provider maps its typed settings onto the value keys of %s charts %s. "+
-		"Choose a supported version (default: %s)", e.Name, version, e.Name, e.supportedText(), e.Version)
+	return chartRange{}, fmt.Errorf("%s chart version %s is not supported: the provider maps its typed settings onto the value keys of %s charts %s, "+
+		"each checked against the real chart. Choose a supported version (default: %s)", e.Name, version, e.Name, e.supportedText(), e.Version)
+}
+
+// upgradeCheck refuses a version change the chart cannot make in one upgrade: for an engine
+// that upgrades one minor at a time, a downgrade, or a skip over a minor (the error spells out
+// the path, one apply per step, through the newest patch of each minor in between).
+func (e engine) upgradeCheck(from, to string) error {
+	if !e.OneMinorAtATime || from == "" {
+		return nil
+	}
+	vf, err := semver.NewVersion(from)
+	if err != nil {
+		return nil //nolint:nilerr // an unreadable installed version: leave the check to the chart
+	}
+	vt, err := semver.NewVersion(to)
+	if err != nil {
+		return nil //nolint:nilerr // reported by rangeFor
+	}
+	if vt.LessThan(vf) {
+		return fmt.Errorf("%s chart %s is installed: downgrading to %s is not supported by %s (its pre-upgrade check refuses it). "+
+			"Keep version %s or newer; going back needs a reinstall (destroy, which deletes the volumes, then create)", e.Name, from, to, e.Name, from)
+	}
+	if vt.Major() != vf.Major() || vt.Minor() <= vf.Minor()+1 {
+		return nil
+	}
+	path := []string{from}
+	for _, r := range e.Ranges {
+		m := semver.MustParse(r.Minor + ".0")
+		if m.Major() == vf.Major() && m.Minor() > vf.Minor() && m.Minor() < vt.Minor() {
+			path = append(path, r.Newest)
+		}
+	}
+	path = append(path, to)
+	return fmt.Errorf("%s chart %s is installed: %s upgrades only from one minor version to the next, so %s cannot be reached in one step. "+
+		"Upgrade along %s, one apply per step (set version to each in turn and apply), waiting for every step to be healthy",
+		e.Name, from, e.Name, to, strings.Join(path, " -> "))
 }
 
 // isExactVersion reports whether v names one version rather than a constraint.
@@ -107,6 +321,39 @@ func satisfies(version, constraint string) bool {
 	}
 	return c.Check(v)
 }
+
+// typedValues maps typed settings onto the keys of a range: value returns a setting's value and
+// whether to write it. A setting the range has no key for is refused unless it is off.
+func typedValues(e engine, r chartRange, chartVersion string, block string, value func(setting string) (any, bool)) (map[string]any, error) {
+	out := map[string]any{}
+	for _, k := range r.Keys {
+		if k.Setting == "" {
+			continue
+		}
+		v, write := value(k.Setting)
+		if !write {
+			continue
+		}
+		if k.Key == "" {
+			if v == false {
+				continue // off, and the version has nothing to turn off
+			}
+			return nil, &settingError{Block: block, Setting: k.Setting, Msg: fmt.Sprintf("%s chart %s: %s", e.Name, chartVersion, k.Missing)}
+		}
+		if k.AsString {
+			v = fmt.Sprint(v)
+		}
+		out[k.Key] = v
+	}
+	return out, nil
+}
+
+// settingError is a typed setting the chart version in use cannot carry.
+type settingError struct {
+	Block, Setting, Msg string
+}
+
+func (e *settingError) Error() string { return e.Block + "." + e.Setting + ": " + e.Msg }
 
 // lookupPath walks a dotted value path ("a.b.c") in a values tree.
 func lookupPath(values map[string]any, key string) (any, bool) {

@@ -33,7 +33,7 @@ func TestAccStorageBackend_neverReady(t *testing.T) {
 		CheckDestroy:             f.checkReleaseGone("openebs"),
 		Steps: []resource.TestStep{
 			{
-				Config:      f.openebs("4.3.0", typed, neverReady+"\n  timeouts = { create = \"15s\" }"),
+				Config:      f.openebs("4.4.0", typed, neverReady+"\n  timeouts = { create = \"15s\" }"),
 				ExpectError: acctest.ErrorWords("The release was removed again (atomic install)."),
 			},
 			{
@@ -45,18 +45,18 @@ func TestAccStorageBackend_neverReady(t *testing.T) {
 						t.Fatalf("the failed install left StorageClass %s", class)
 					}
 				},
-				Config: f.openebs("4.3.0", typed, "  timeouts = { update = \"15s\" }"),
+				Config: f.openebs("4.4.0", typed, "  timeouts = { update = \"15s\" }"),
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("revision"), knownvalue.Int64Exact(1)),
 				},
 			},
 			{
-				Config:      f.openebs("4.3.0", typed, neverReady+"\n  timeouts = { update = \"15s\" }"),
-				ExpectError: acctest.ErrorWords("The release is now revision 3 (deployed, chart 4.3.0): a failed upgrade is rolled back."),
+				Config:      f.openebs("4.4.0", typed, neverReady+"\n  timeouts = { update = \"15s\" }"),
+				ExpectError: acctest.ErrorWords("The release is now revision 3 (deployed, chart 4.4.0): a failed upgrade is rolled back."),
 			},
 			{
 				// State still describes what runs: the configuration before the failed upgrade.
-				Config:   f.openebs("4.3.0", typed, "  timeouts = { update = \"15s\" }"),
+				Config:   f.openebs("4.4.0", typed, "  timeouts = { update = \"15s\" }"),
 				PlanOnly: true,
 				Check:    f.checkAbsent("Deployment", "openebs-fixture-never-ready"),
 			},
@@ -103,23 +103,25 @@ func TestAccStorageBackend_interrupted(t *testing.T) {
 				// An apply was killed while Helm installed: the release is pending-install and
 				// Terraform recorded nothing.
 				PreConfig: func() {
-					rel := f.chart("openebs", "4.3.0")
+					rel := f.chart("openebs", "4.4.0")
 					rel.CreateNamespace = true
 					rel.Values = map[string]any{"loki": map[string]any{"enabled": false}, "alloy": map[string]any{"enabled": false},
+						"engines":             map[string]any{"replicated": map[string]any{"mayastor": map[string]any{"enabled": false}}},
+						"openebs-crds":        map[string]any{"csi": map[string]any{"volumeSnapshots": map[string]any{"enabled": false}}},
 						"localpv-provisioner": map[string]any{"hostpathClass": map[string]any{"name": class}}}
 					if _, err := f.helm.Install(context.Background(), *rel); err != nil {
 						t.Fatal(err)
 					}
 					markLast(release.StatusPendingInstall)
 				},
-				Config: f.openebs("4.3.0", typed, ""),
+				Config: f.openebs("4.4.0", typed, ""),
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("status"), knownvalue.StringExact("deployed")),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("revision"), knownvalue.Int64Exact(1)),
 				},
 			},
 			{
-				Config: f.openebs("4.3.0", typed+"\n    lvm_enabled = true", ""),
+				Config: f.openebs("4.4.0", typed+"\n    lvm_enabled = true", ""),
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("revision"), knownvalue.Int64Exact(2)),
 				},
@@ -128,7 +130,7 @@ func TestAccStorageBackend_interrupted(t *testing.T) {
 				// An apply was killed while Helm upgraded: the plan shows the pending release,
 				// and the apply rolls it back and upgrades again.
 				PreConfig: func() { markLast(release.StatusPendingUpgrade) },
-				Config:    f.openebs("4.3.0", typed+"\n    lvm_enabled = true", ""),
+				Config:    f.openebs("4.4.0", typed+"\n    lvm_enabled = true", ""),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
 				}},

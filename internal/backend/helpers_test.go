@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -12,12 +13,16 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	k8stypes "k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/acctest"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/helm"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
 )
 
 // fixture is one test's cluster, namespace, Helm client (to act outside Terraform and check what
@@ -29,11 +34,21 @@ type fixture struct {
 	helm   *helm.Client
 	ns     string
 	repo   string
+	// locks the test holds; labelled: nodes it labelled for Mayastor.
+	locks    []string
+	labelled []string
 }
 
-func newFixture(t *testing.T) *fixture {
+// newFixture prepares a test: its namespace (and Helm release storage), a chart repository,
+// and, first, the cluster locks the test needs (acctest.LockLonghorn for a Longhorn install,
+// acctest.LockMayastorNode to label the node for Mayastor, acctest.LockSnapshotCRDs to leave the
+// VolumeSnapshot CRDs on). At the end it removes everything the test made, also after a failure.
+func newFixture(t *testing.T, locks ...string) *fixture {
 	t.Helper()
 	client := acctest.Kube(t)
+	for _, l := range locks {
+		acctest.LockCluster(t, client, l)
+	}
 	rc, err := clientcmd.BuildConfigFromFlags("", acctest.Kubeconfig())
 	if err != nil {
 		t.Fatal(err)
@@ -42,20 +57,93 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{t: t, client: client, rc: rc, helm: hc, ns: acctest.RandomName("acc-backend"), repo: acctest.StartChartRepo(t, acctest.ChartsDir())}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		for _, name := range []string{"openebs", "longhorn"} {
-			if err := hc.Uninstall(ctx, name, f.ns, helm.UninstallOptions{Wait: true, Timeout: time.Minute, DisableHooks: true}); err != nil {
-				t.Logf("cleanup: %v", err)
+	if slices.Contains(locks, acctest.LockLonghorn) {
+		acctest.SweepOldLonghornCRDs(t, rc)
+	}
+	f := &fixture{t: t, client: client, rc: rc, helm: hc, ns: acctest.RandomName("acc-backend"), repo: acctest.StartChartRepo(t, acctest.ChartsDir()), locks: locks}
+	t.Cleanup(f.cleanup)
+	return f
+}
+
+// cleanup uninstalls the test's releases (without hooks), deletes its namespace, then what the
+// releases leave behind by design: volumes of the namespace's claims, the VolumeSnapshot CRDs the
+// test's release made (kept on uninstall), Longhorn's class (a hook object), node labels the
+// test added.
+func (f *fixture) cleanup() {
+	t := f.t
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	for _, name := range []string{"openebs", "longhorn"} {
+		if err := f.helm.Uninstall(ctx, name, f.ns, helm.UninstallOptions{Wait: true, Timeout: time.Minute, DisableHooks: true}); err != nil {
+			t.Logf("cleanup: %v", err)
+		}
+	}
+	if err := f.client.CoreV1().Namespaces().Delete(ctx, f.ns, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		t.Logf("cleanup: deleting namespace %s: %v", f.ns, err)
+	}
+	err := kube.Poll(ctx, 500*time.Millisecond, 2*time.Minute, "namespace "+f.ns+" to go", func(ctx context.Context) (bool, string, error) {
+		_, err := f.client.CoreV1().Namespaces().Get(ctx, f.ns, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), "still terminating", nil
+	})
+	if err != nil {
+		t.Logf("cleanup: %v", err)
+	}
+	pvs, err := f.client.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{})
+	if err == nil {
+		for _, pv := range pvs.Items {
+			if pv.Spec.ClaimRef != nil && pv.Spec.ClaimRef.Namespace == f.ns {
+				if err := f.client.CoreV1().PersistentVolumes().Delete(ctx, pv.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+					t.Logf("cleanup: deleting PersistentVolume %s: %v", pv.Name, err)
+				}
 			}
 		}
-		if err := client.CoreV1().Namespaces().Delete(ctx, f.ns, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-			t.Logf("cleanup: deleting namespace %s: %v", f.ns, err)
+	}
+	if dyn, err := dynamic.NewForConfig(f.rc); err == nil {
+		crds := dyn.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
+		for _, name := range []string{"volumesnapshotclasses.snapshot.storage.k8s.io", "volumesnapshotcontents.snapshot.storage.k8s.io", "volumesnapshots.snapshot.storage.k8s.io"} {
+			crd, err := crds.Get(ctx, name, metav1.GetOptions{})
+			if err == nil && crd.GetAnnotations()["meta.helm.sh/release-namespace"] == f.ns {
+				if err := crds.Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+					t.Logf("cleanup: deleting CRD %s: %v", name, err)
+				}
+			}
 		}
-	})
-	return f
+	}
+	if slices.Contains(f.locks, acctest.LockLonghorn) {
+		// The fixture's class `longhorn` is a hook object: no uninstall removes it.
+		if err := f.client.StorageV1().StorageClasses().Delete(ctx, "longhorn", metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			t.Logf("cleanup: deleting StorageClass longhorn: %v", err)
+		}
+	}
+	for _, n := range f.labelled {
+		patch := []byte(`{"metadata":{"labels":{"openebs.io/engine":null}}}`)
+		if _, err := f.client.CoreV1().Nodes().Patch(ctx, n, k8stypes.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+			t.Logf("cleanup: unlabelling node %s: %v", n, err)
+		}
+	}
+}
+
+// labelMayastorNodes labels every node openebs.io/engine=mayastor (the test must hold
+// acctest.LockMayastorNode); cleanup takes off the labels it added.
+func (f *fixture) labelMayastorNodes() {
+	f.t.Helper()
+	if !slices.Contains(f.locks, acctest.LockMayastorNode) {
+		f.t.Fatal("labelMayastorNodes needs newFixture(t, acctest.LockMayastorNode)")
+	}
+	nodes, err := f.client.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	for _, n := range nodes.Items {
+		if n.Labels["openebs.io/engine"] == "mayastor" {
+			continue
+		}
+		patch := []byte(`{"metadata":{"labels":{"openebs.io/engine":"mayastor"}}}`)
+		if _, err := f.client.CoreV1().Nodes().Patch(context.Background(), n.Name, k8stypes.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+			f.t.Fatal(err)
+		}
+		f.labelled = append(f.labelled, n.Name)
+	}
 }
 
 // chart returns a chart of the fixture repository, for actions taken outside Terraform.

@@ -56,10 +56,11 @@ func TestAccStorageBackend_killedApply(t *testing.T) {
 resource "clusterstorage_storage_backend" "test" {
   type       = "openebs"
   repository = %q
-  version    = "4.3.0"
+  version    = "4.4.0"
   namespace  = %q
   openebs = {
     hostpath_class_name = %q
+    volume_snapshot_crds = false
   }
 %s
 }

@@ -1,7 +1,5 @@
 package backend
 
-import "strconv"
-
 // longhornSettings are the typed settings of a Longhorn install.
 type longhornSettings struct {
 	DefaultReplicaCount int64
@@ -18,16 +16,8 @@ const (
 
 	// The StorageClass Longhorn renders (from ConfigMap longhorn-storageclass) and the Setting
 	// that guards its uninstall.
-	longhornClassName         = "longhorn"
-	longhornDeletingFlag      = "deleting-confirmation-flag"
-	keyLonghornDeletingFlag   = "defaultSettings.deletingConfirmationFlag"
-	keyLonghornClassReplicas  = "persistence.defaultClassReplicaCount"
-	keyLonghornClassLocality  = "persistence.defaultDataLocality"
-	keyLonghornDefaultClass   = "persistence.defaultClass"
-	keyLonghornReplicaSetting = "defaultSettings.defaultReplicaCount"
-	keyLonghornLocalitySet    = "defaultSettings.defaultDataLocality"
-	keyLonghornDataPath       = "defaultSettings.defaultDataPath"
-	keyLonghornUIReplicas     = "longhornUI.replicas"
+	longhornClassName    = "longhorn"
+	longhornDeletingFlag = "deleting-confirmation-flag"
 )
 
 func defaultLonghornSettings() longhornSettings {
@@ -40,34 +30,47 @@ func defaultLonghornSettings() longhornSettings {
 	}
 }
 
-// values maps the settings onto the value keys of the given chart version (1.7.x and 1.8.x share
-// them). Longhorn settings (`defaultSettings.*`) are passed as strings, which the newer charts
-// require and the older ones accept.
-func (s longhornSettings) values(chartVersion string) (map[string]any, error) {
-	if _, err := engines[typeLonghorn].layout(chartVersion); err != nil {
-		return nil, err
+// value is the value of one typed setting and whether to write it (the UI's replica count is
+// written only to turn the UI off).
+func (s longhornSettings) value(setting string) (any, bool) {
+	switch setting {
+	case settingReplicas:
+		return s.DefaultReplicaCount, true
+	case settingLocality:
+		return s.DefaultDataLocality, true
+	case settingDataPath:
+		return s.DefaultDataPath, true
+	case settingDefaultClass:
+		return s.DefaultClass, true
+	case settingUI:
+		return 0, !s.UIEnabled
 	}
-	out := map[string]any{
-		keyLonghornClassReplicas:  s.DefaultReplicaCount,
-		keyLonghornReplicaSetting: strconv.FormatInt(s.DefaultReplicaCount, 10),
-		keyLonghornClassLocality:  s.DefaultDataLocality,
-		keyLonghornLocalitySet:    s.DefaultDataLocality,
-		keyLonghornDataPath:       s.DefaultDataPath,
-		keyLonghornDefaultClass:   s.DefaultClass,
-	}
-	if !s.UIEnabled {
-		out[keyLonghornUIReplicas] = 0
-	}
-	return out, nil
+	return nil, false
 }
 
-// longhornFromValues reads the settings back from a release's user-supplied values (import).
-func longhornFromValues(live map[string]any) longhornSettings {
+// values maps the settings onto the value keys of the given chart version (engines.go's table).
+func (s longhornSettings) values(chartVersion string) (map[string]any, error) {
+	e := engines[typeLonghorn]
+	r, err := e.rangeFor(chartVersion)
+	if err != nil {
+		return nil, err
+	}
+	return typedValues(e, r, chartVersion, "longhorn", s.value)
+}
+
+// longhornFromValues reads the settings back from a release's user-supplied values (import),
+// from the first key of each setting in the chart version's range.
+func longhornFromValues(chartVersion string, live map[string]any) longhornSettings {
 	s := defaultLonghornSettings()
-	s.DefaultReplicaCount = lookupInt(live, keyLonghornClassReplicas, s.DefaultReplicaCount)
-	s.DefaultDataLocality = lookupString(live, keyLonghornClassLocality, s.DefaultDataLocality)
-	s.DefaultDataPath = lookupString(live, keyLonghornDataPath, s.DefaultDataPath)
-	s.DefaultClass = lookupBool(live, keyLonghornDefaultClass, s.DefaultClass)
-	s.UIEnabled = lookupInt(live, keyLonghornUIReplicas, 1) != 0
+	r, err := engines[typeLonghorn].rangeFor(chartVersion)
+	if err != nil {
+		return s
+	}
+	first := func(setting string) string { return r.keysFor(setting)[0].Key }
+	s.DefaultReplicaCount = lookupInt(live, first(settingReplicas), s.DefaultReplicaCount)
+	s.DefaultDataLocality = lookupString(live, first(settingLocality), s.DefaultDataLocality)
+	s.DefaultDataPath = lookupString(live, first(settingDataPath), s.DefaultDataPath)
+	s.DefaultClass = lookupBool(live, first(settingDefaultClass), s.DefaultClass)
+	s.UIEnabled = lookupInt(live, first(settingUI), 1) != 0
 	return s
 }

@@ -3,6 +3,7 @@ package backend_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -36,12 +37,13 @@ resource "clusterstorage_storage_backend" "test" {
 `, f.repo, version, f.ns, replicas, locality)
 }
 
-// TestAccStorageBackend_longhorn installs Longhorn, changes the default class's (immutable)
-// parameters and the chart version in place, is refused destroy while a claim of its class
-// exists, and is then destroyed through the chart's pre-delete hook, which only succeeds once
-// the provider has set deleting-confirmation-flag.
+// TestAccStorageBackend_longhorn installs Longhorn 1.8, changes the default class's (immutable)
+// parameters in place, is refused a skip to 1.10 and a downgrade at plan (with the path to take),
+// upgrades to 1.9 through the chart's pre-upgrade check, is refused destroy while a claim of its
+// class exists, and is then destroyed through the chart's pre-delete hook, which only succeeds
+// once the provider has set deleting-confirmation-flag.
 func TestAccStorageBackend_longhorn(t *testing.T) {
-	f := newFixture(t)
+	f := newFixture(t, acctest.LockLonghorn)
 	claim := "data"
 
 	resource.Test(t, resource.TestCase{
@@ -50,35 +52,45 @@ func TestAccStorageBackend_longhorn(t *testing.T) {
 		CheckDestroy:             f.checkReleaseGone("longhorn"),
 		Steps: []resource.TestStep{
 			{
-				Config: f.longhorn("1.7.2", 1, "disabled"),
+				Config: f.longhorn("1.8.2", 1, "disabled"),
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("id"), knownvalue.StringExact(f.ns+"/longhorn")),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("status"), knownvalue.StringExact("deployed")),
-					statecheck.ExpectKnownValue(addr, tfjsonpath.New("chart_version"), knownvalue.StringExact("1.7.2")),
-					statecheck.ExpectKnownValue(addr, tfjsonpath.New("app_version"), knownvalue.StringExact("v1.7.2")),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("chart_version"), knownvalue.StringExact("1.8.2")),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("app_version"), knownvalue.StringExact("v1.8.2")),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("storage_classes"), knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact("longhorn")})),
 					// longhorn-manager (DaemonSet, one node) and two UI replicas.
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("footprint").AtMapKey("pods"), knownvalue.Int64Exact(3)),
 				},
-				Check: resource.ComposeTestCheckFunc(f.checkFootprint(), f.checkLonghornClass("1", "disabled")),
+				Check: resource.ComposeTestCheckFunc(f.checkFootprint(), f.checkLonghornClass("1", "disabled"), f.checkLonghornDefaultSetting("default-replica-count: 1")),
 			},
 			{
-				// Class parameters cannot be patched: the class is re-created by the upgrade.
-				Config: f.longhorn("1.7.2", 2, "best-effort"),
+				// Class parameters cannot be patched: the class is re-created after the upgrade.
+				Config: f.longhorn("1.8.2", 2, "best-effort"),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
 				}},
 				Check: f.checkLonghornClass("2", "best-effort"),
 			},
 			{
-				Config: f.longhorn("1.8.1", 2, "best-effort"),
+				// Longhorn upgrades one minor at a time: refused at plan, with the path.
+				Config:      f.longhorn("1.10.2", 2, "best-effort"),
+				ExpectError: acctest.ErrorWords("Upgrade along 1.8.2 -> 1.9.2 -> 1.10.2, one apply per step"),
+			},
+			{
+				Config:      f.longhorn("1.7.3", 2, "best-effort"),
+				ExpectError: acctest.ErrorWords("downgrading to 1.7.3 is not supported"),
+			},
+			{
+				Config: f.longhorn("1.9.2", 2, "best-effort"),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
 				}},
 				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(addr, tfjsonpath.New("chart_version"), knownvalue.StringExact("1.8.1")),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("chart_version"), knownvalue.StringExact("1.9.2")),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("revision"), knownvalue.Int64Exact(3)),
 				},
+				Check: f.checkLonghornClass("2", "best-effort"),
 			},
 			{
 				ResourceName:            addr,
@@ -90,7 +102,7 @@ func TestAccStorageBackend_longhorn(t *testing.T) {
 			{
 				// A claim of the backend's class blocks destroy, and says which.
 				PreConfig:   func() { f.createClaim(claim, "longhorn") },
-				Config:      f.longhorn("1.8.1", 2, "best-effort"),
+				Config:      f.longhorn("1.9.2", 2, "best-effort"),
 				Destroy:     true,
 				ExpectError: acctest.ErrorWords(fmt.Sprintf("%s/%s (class longhorn)", f.ns, claim)),
 			},
@@ -102,12 +114,50 @@ func TestAccStorageBackend_longhorn(t *testing.T) {
 						t.Fatal(err)
 					}
 				},
-				Config:   f.longhorn("1.8.1", 2, "best-effort"),
+				Config:   f.longhorn("1.9.2", 2, "best-effort"),
 				PlanOnly: true,
 				Check:    f.checkDaemonSet("longhorn-manager"),
 			},
 		},
 	})
+}
+
+// TestAccStorageBackend_longhornVersions installs and destroys each of the newer Longhorn
+// versions (1.10 and later quote every setting in longhorn-default-setting).
+func TestAccStorageBackend_longhornVersions(t *testing.T) {
+	for version, quoted := range map[string]string{"1.9.2": "default-replica-count: 1", "1.10.2": `default-replica-count: "1"`, "1.12.1": `default-replica-count: "1"`} {
+		t.Run(version, func(t *testing.T) {
+			f := newFixture(t, acctest.LockLonghorn)
+			resource.Test(t, resource.TestCase{
+				PreCheck:                 func() { acctest.PreCheck(t) },
+				ProtoV6ProviderFactories: acctest.ProviderFactories,
+				CheckDestroy:             f.checkReleaseGone("longhorn"),
+				Steps: []resource.TestStep{{
+					Config: f.longhorn(version, 1, "best-effort"),
+					ConfigStateChecks: []statecheck.StateCheck{
+						statecheck.ExpectKnownValue(addr, tfjsonpath.New("chart_version"), knownvalue.StringExact(version)),
+						statecheck.ExpectKnownValue(addr, tfjsonpath.New("status"), knownvalue.StringExact("deployed")),
+					},
+					Check: resource.ComposeTestCheckFunc(f.checkLonghornClass("1", "best-effort"), f.checkLonghornDefaultSetting(quoted)),
+				}},
+			})
+		})
+	}
+}
+
+// checkLonghornDefaultSetting: longhorn-default-setting (what longhorn-manager applies to its
+// Setting objects) holds the line.
+func (f *fixture) checkLonghornDefaultSetting(line string) func(*terraform.State) error {
+	return func(*terraform.State) error {
+		cm, err := f.client.CoreV1().ConfigMaps(f.ns).Get(context.Background(), "longhorn-default-setting", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if got := cm.Data["default-setting.yaml"]; !strings.Contains(got, line) {
+			return fmt.Errorf("longhorn-default-setting has %q, want a line %q", got, line)
+		}
+		return nil
+	}
 }
 
 func (f *fixture) checkLonghornClass(replicas, locality string) func(*terraform.State) error {

@@ -54,6 +54,7 @@ type openebsModel struct {
 	HostpathBasePath     types.String `tfsdk:"hostpath_base_path"`
 	HostpathClassName    types.String `tfsdk:"hostpath_class_name"`
 	HostpathDefaultClass types.Bool   `tfsdk:"hostpath_default_class"`
+	VolumeSnapshotCRDs   types.Bool   `tfsdk:"volume_snapshot_crds"`
 }
 
 type longhornModel struct {
@@ -145,6 +146,7 @@ func (m model) spec() spec {
 		setBool(&s.OpenEBS.LokiEnabled, o.LokiEnabled)
 		setBool(&s.OpenEBS.AlloyEnabled, o.AlloyEnabled)
 		setBool(&s.OpenEBS.HostpathDefaultClass, o.HostpathDefaultClass)
+		setBool(&s.OpenEBS.VolumeSnapshotCRDs, o.VolumeSnapshotCRDs)
 		setString(&s.OpenEBS.HostpathBasePath, o.HostpathBasePath)
 		setString(&s.OpenEBS.HostpathClassName, o.HostpathClassName)
 	}
@@ -338,10 +340,11 @@ func (m *model) adopt(st *helm.Status) error {
 				ZFSEnabled: types.BoolValue(s.ZFSEnabled), LokiEnabled: types.BoolValue(s.LokiEnabled),
 				AlloyEnabled: types.BoolValue(s.AlloyEnabled), HostpathBasePath: types.StringValue(s.HostpathBasePath),
 				HostpathClassName: types.StringValue(s.HostpathClassName), HostpathDefaultClass: types.BoolValue(s.HostpathDefaultClass),
+				VolumeSnapshotCRDs: types.BoolValue(s.VolumeSnapshotCRDs),
 			}
 		}
 	case typeLonghorn:
-		s := longhornFromValues(st.Values)
+		s := longhornFromValues(st.ChartVersion, st.Values)
 		if s != defaultLonghornSettings() {
 			m.Longhorn = &longhornModel{
 				DefaultReplicaCount: types.Int64Value(s.DefaultReplicaCount), DefaultDataLocality: types.StringValue(s.DefaultDataLocality),

@@ -12,6 +12,7 @@ type openebsSettings struct {
 	HostpathDefaultClass bool
 	LokiEnabled          bool
 	AlloyEnabled         bool
+	VolumeSnapshotCRDs   bool
 }
 
 const (
@@ -20,98 +21,86 @@ const (
 )
 
 func defaultOpenEBSSettings() openebsSettings {
-	return openebsSettings{HostpathBasePath: defaultHostpathBasePath, HostpathClassName: defaultHostpathClassName}
+	return openebsSettings{HostpathBasePath: defaultHostpathBasePath, HostpathClassName: defaultHostpathClassName, VolumeSnapshotCRDs: true}
 }
 
-// Layouts of the openebs umbrella chart (indexes into engines[typeOpenEBS].Supported).
-const (
-	openebsLayout40 = 0 // 4.0.x: the subcharts' own `<subchart>.enabled` keys
-	openebsLayout41 = 1 // 4.1 and later: `engines.<kind>.<engine>.enabled`, loki and alloy
-)
-
-// openebsKeys are the value keys of each setting in one chart layout.
-type openebsKeys struct {
-	Mayastor, LVM, ZFS []string
-	Loki, Alloy        string // empty: the chart has no such add-on
+// value is the value of one typed setting and whether to write it.
+func (s openebsSettings) value(setting string) (any, bool) {
+	switch setting {
+	case settingMayastor:
+		return s.MayastorEnabled, true
+	case settingLVM:
+		return s.LVMEnabled, true
+	case settingZFS:
+		return s.ZFSEnabled, true
+	case settingLoki:
+		return s.LokiEnabled, true
+	case settingAlloy:
+		return s.AlloyEnabled, true
+	case settingHostpathBase:
+		return s.HostpathBasePath, true
+	case settingHostpathName:
+		return s.HostpathClassName, true
+	case settingHostpathDefault:
+		return s.HostpathDefaultClass, true
+	case settingSnapshotCRDs:
+		return s.VolumeSnapshotCRDs, true
+	}
+	return nil, false
 }
 
-var openebsLayouts = map[int]openebsKeys{
-	// 4.0.x values also carry engines.*Enabled next to the subchart toggles; their role in 4.0 is
-	// not documented, so both are set (harmless either way).
-	openebsLayout40: {
-		Mayastor: []string{"mayastor.enabled", "engines.replicated.mayastorEnabled"},
-		LVM:      []string{"lvm-localpv.enabled", "engines.local.lvmEnabled"},
-		ZFS:      []string{"zfs-localpv.enabled", "engines.local.zfsEnabled"},
-	},
-	openebsLayout41: {
-		Mayastor: []string{"engines.replicated.mayastor.enabled"},
-		LVM:      []string{"engines.local.lvm.enabled"},
-		ZFS:      []string{"engines.local.zfs.enabled"},
-		Loki:     "loki.enabled",
-		Alloy:    "alloy.enabled",
-	},
-}
-
-const (
-	keyHostpathBasePath  = "localpv-provisioner.hostpathClass.basePath"
-	keyHostpathClassName = "localpv-provisioner.hostpathClass.name"
-	keyHostpathDefault   = "localpv-provisioner.hostpathClass.isDefaultClass"
-)
-
-// values maps the settings onto the value keys of the given chart version.
+// values maps the settings onto the value keys of the given chart version (engines.go's table).
 func (s openebsSettings) values(chartVersion string) (map[string]any, error) {
-	layout, err := engines[typeOpenEBS].layout(chartVersion)
+	e := engines[typeOpenEBS]
+	r, err := e.rangeFor(chartVersion)
 	if err != nil {
 		return nil, err
 	}
-	keys := openebsLayouts[layout]
-	out := map[string]any{
-		keyHostpathBasePath:  s.HostpathBasePath,
-		keyHostpathClassName: s.HostpathClassName,
-		keyHostpathDefault:   s.HostpathDefaultClass,
+	out, err := typedValues(e, r, chartVersion, "openebs", s.value)
+	if err != nil {
+		return nil, err
 	}
-	for _, k := range keys.Mayastor {
-		out[k] = s.MayastorEnabled
-	}
-	for _, k := range keys.LVM {
-		out[k] = s.LVMEnabled
-	}
-	for _, k := range keys.ZFS {
-		out[k] = s.ZFSEnabled
-	}
-	for _, addon := range []struct {
-		key, name string
-		on        bool
-	}{{keys.Loki, "loki_enabled", s.LokiEnabled}, {keys.Alloy, "alloy_enabled", s.AlloyEnabled}} {
-		switch {
-		case addon.key != "":
-			out[addon.key] = addon.on
-		case addon.on:
-			return nil, fmt.Errorf("openebs.%s: openebs chart %s has no such add-on (it arrived with the 4.1 layout)", addon.name, chartVersion)
-		}
+	// Before 4.4, Loki is Mayastor's loki-stack subchart: without Mayastor there is none.
+	if k := r.keysFor(settingLoki)[0]; !k.Condition && s.LokiEnabled && !s.MayastorEnabled {
+		return nil, &settingError{Block: "openebs", Setting: settingLoki, Msg: fmt.Sprintf("openebs chart %s installs Loki only as part of Mayastor "+
+			"(its loki-stack subchart, `%s`): set mayastor_enabled = true as well, or use chart 4.4 or later, whose Loki is its own subchart", chartVersion, k.Key)}
 	}
 	return out, nil
 }
 
-// openebsFromValues reads the settings back from a release's user-supplied values (import).
-// Keys the release does not set keep the provider's defaults; the next plan then shows the
-// difference as an update.
+// openebsFromValues reads the settings back from a release's user-supplied values (import). A
+// key the release does not set has the chart's default (engines.go's table): a release installed
+// with the chart's defaults runs Mayastor, LVM and ZFS, and reads back so.
 func openebsFromValues(chartVersion string, live map[string]any) openebsSettings {
 	s := defaultOpenEBSSettings()
-	layout, err := engines[typeOpenEBS].layout(chartVersion)
+	r, err := engines[typeOpenEBS].rangeFor(chartVersion)
 	if err != nil {
 		return s
 	}
-	keys := openebsLayouts[layout]
-	s.MayastorEnabled = lookupBool(live, keys.Mayastor[0], s.MayastorEnabled)
-	s.LVMEnabled = lookupBool(live, keys.LVM[0], s.LVMEnabled)
-	s.ZFSEnabled = lookupBool(live, keys.ZFS[0], s.ZFSEnabled)
-	if keys.Loki != "" {
-		s.LokiEnabled = lookupBool(live, keys.Loki, s.LokiEnabled)
-		s.AlloyEnabled = lookupBool(live, keys.Alloy, s.AlloyEnabled)
+	readBool := func(setting string, def bool) bool {
+		k := r.keysFor(setting)[0]
+		if k.Key == "" {
+			return def
+		}
+		if chartDefault, ok := k.Default.(bool); ok {
+			def = chartDefault
+		}
+		return lookupBool(live, k.Key, def)
 	}
-	s.HostpathBasePath = lookupString(live, keyHostpathBasePath, s.HostpathBasePath)
-	s.HostpathClassName = lookupString(live, keyHostpathClassName, s.HostpathClassName)
-	s.HostpathDefaultClass = lookupBool(live, keyHostpathDefault, s.HostpathDefaultClass)
+	readString := func(setting, def string) string {
+		return lookupString(live, r.keysFor(setting)[0].Key, def)
+	}
+	s.MayastorEnabled = readBool(settingMayastor, s.MayastorEnabled)
+	s.LVMEnabled = readBool(settingLVM, s.LVMEnabled)
+	s.ZFSEnabled = readBool(settingZFS, s.ZFSEnabled)
+	s.LokiEnabled = readBool(settingLoki, s.LokiEnabled)
+	if !r.keysFor(settingLoki)[0].Condition {
+		s.LokiEnabled = s.LokiEnabled && s.MayastorEnabled // Mayastor's loki-stack: only with Mayastor
+	}
+	s.AlloyEnabled = readBool(settingAlloy, s.AlloyEnabled)
+	s.HostpathBasePath = readString(settingHostpathBase, s.HostpathBasePath)
+	s.HostpathClassName = readString(settingHostpathName, s.HostpathClassName)
+	s.HostpathDefaultClass = readBool(settingHostpathDefault, s.HostpathDefaultClass)
+	s.VolumeSnapshotCRDs = readBool(settingSnapshotCRDs, s.VolumeSnapshotCRDs)
 	return s
 }

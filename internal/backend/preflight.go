@@ -11,8 +11,10 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/node"
 )
 
@@ -96,7 +98,8 @@ func (s spec) needsPreflight() bool {
 }
 
 // preflight checks every node over SSH before installing, and fails with a per-node report when
-// something is missing.
+// something is missing. For Mayastor only the nodes it runs on (labelled openebs.io/engine=mayastor)
+// are checked.
 func (r *Resource) preflight(ctx context.Context, client kubernetes.Interface, s spec) diag.Diagnostics {
 	var diags diag.Diagnostics
 	if !s.needsPreflight() {
@@ -110,6 +113,9 @@ func (r *Resource) preflight(ctx context.Context, client kubernetes.Interface, s
 	}
 	names := make([]string, 0, len(nodes.Items))
 	for _, n := range nodes.Items {
+		if s.Type == typeOpenEBS && !mayastorNode(n.Labels) {
+			continue
+		}
 		names = append(names, n.Name)
 	}
 	sort.Strings(names)
@@ -144,5 +150,131 @@ func (r *Resource) preflight(ctx context.Context, client kubernetes.Interface, s
 		return diags
 	}
 	tflog.Info(ctx, "preflight passed", map[string]any{"report": text})
+	return diags
+}
+
+// What Mayastor's chart (mayastor-extensions 2.6 to 2.8 values.yaml) schedules on: io-engine only
+// on nodes with these labels; etcd's pods never two on one node ("hard" anti-affinity).
+var mayastorNodeSelector = map[string]string{"openebs.io/engine": "mayastor", "kubernetes.io/arch": "amd64"}
+
+const keyMayastorEtcdAntiAffinity = "mayastor.etcd.podAntiAffinityPreset"
+
+func mayastorNode(labels map[string]string) bool {
+	for k, v := range mayastorNodeSelector {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// CRDs a release of each engine makes that another release or tool may own already.
+var (
+	crdGVR          = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	snapshotCRDs    = []string{"volumesnapshotclasses.snapshot.storage.k8s.io", "volumesnapshotcontents.snapshot.storage.k8s.io", "volumesnapshots.snapshot.storage.k8s.io"}
+	longhornCRDs    = []string{"settings.longhorn.io", "volumes.longhorn.io"}
+	helmReleaseName = "meta.helm.sh/release-name"
+	helmReleaseNS   = "meta.helm.sh/release-namespace"
+)
+
+// checkCluster checks through the API, before an install or upgrade with the given values,
+// what would make it fail or never become ready: CRDs the chart would make that someone else
+// owns, and for Mayastor the nodes its io-engine and etcd need. It runs whether or not
+// `preflight` (the nodes' SSH checks) is on: it only reads the API.
+func (r *Resource) checkCluster(ctx context.Context, client kubernetes.Interface, s spec, values map[string]any) diag.Diagnostics {
+	var diags diag.Diagnostics
+	var crds []string
+	var remedy string
+	switch {
+	case s.Type == typeLonghorn:
+		crds, remedy = longhornCRDs, "Only one Longhorn can be installed on a cluster: import that one (`terraform import`) or uninstall it first."
+	case s.Type == typeOpenEBS && lookupBool(values, keySnapshotCRDs, true):
+		crds, remedy = snapshotCRDs, "Set openebs.volume_snapshot_crds = false to use the CRDs the cluster has (the chart then leaves them alone)."
+	}
+	if len(crds) > 0 {
+		if problems, err := r.foreignCRDs(ctx, s, crds); err != nil {
+			diags.AddWarning("Checking for existing CRDs failed", err.Error())
+		} else if len(problems) > 0 {
+			diags.AddAttributeError(path.Root("type"), "CRDs of "+s.Type+" already exist",
+				"The chart would create these CustomResourceDefinitions, but they exist and belong to something else, so Helm would fail "+
+					"with an ownership error:\n  "+strings.Join(problems, "\n  ")+"\n"+remedy)
+		}
+	}
+	if s.Type == typeOpenEBS && s.OpenEBS.MayastorEnabled {
+		diags.Append(checkMayastorNodes(ctx, client, values)...)
+	}
+	return diags
+}
+
+// foreignCRDs describes each of the named CRDs that exists and is not this release's.
+func (r *Resource) foreignCRDs(ctx context.Context, s spec, names []string) ([]string, error) {
+	dyn, err := r.data.Kube.Dynamic()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, name := range names {
+		crd, err := dyn.Resource(crdGVR).Get(ctx, name, metav1.GetOptions{})
+		if kube.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		a := crd.GetAnnotations()
+		owner := "not made by Helm"
+		if a[helmReleaseName] != "" {
+			if a[helmReleaseName] == s.ReleaseName && a[helmReleaseNS] == s.Namespace {
+				continue
+			}
+			owner = "owned by Helm release " + a[helmReleaseNS] + "/" + a[helmReleaseName]
+		}
+		out = append(out, name+" ("+owner+")")
+	}
+	return out, nil
+}
+
+// checkMayastorNodes refuses a Mayastor install that cannot become ready: no node its io-engine
+// runs on, or fewer schedulable nodes than etcd replicas under a hard anti-affinity.
+func checkMayastorNodes(ctx context.Context, client kubernetes.Interface, values map[string]any) diag.Diagnostics {
+	var diags diag.Diagnostics
+	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		diags.AddError("Listing nodes failed", err.Error())
+		return diags
+	}
+	var labelled, unlabelled []string
+	schedulable := 0
+	for _, n := range nodes.Items {
+		if !n.Spec.Unschedulable {
+			schedulable++
+		}
+		if mayastorNode(n.Labels) {
+			labelled = append(labelled, n.Name)
+			continue
+		}
+		var missing []string
+		for k, v := range mayastorNodeSelector {
+			if n.Labels[k] != v {
+				missing = append(missing, k+"="+v)
+			}
+		}
+		sort.Strings(missing)
+		unlabelled = append(unlabelled, fmt.Sprintf("%s: no label %s", n.Name, strings.Join(missing, ", ")))
+	}
+	sort.Strings(unlabelled)
+	if len(labelled) == 0 {
+		diags.AddAttributeError(path.Root("openebs").AtName("mayastor_enabled"), "No node for Mayastor",
+			"Mayastor's io-engine runs only on nodes labelled openebs.io/engine=mayastor (on amd64), and no node is:\n  "+strings.Join(unlabelled, "\n  ")+
+				"\nLabel each storage node (`kubectl label node <node> openebs.io/engine=mayastor`), or set mayastor_enabled = false.")
+	}
+	replicas := lookupInt(values, keyMayastorEtcdReplicas, 3)
+	if lookupString(values, keyMayastorEtcdAntiAffinity, "hard") == "hard" && replicas > int64(schedulable) {
+		diags.AddAttributeError(path.Root("openebs").AtName("mayastor_enabled"), "Too few nodes for Mayastor's etcd",
+			fmt.Sprintf("Mayastor's etcd runs %d replicas, no two on one node (a hard pod anti-affinity), but the cluster has %d schedulable node(s), "+
+				"so the install would never become ready. Add nodes, or run fewer replicas: "+
+				"set = [{ name = \"%s\", value = \"%d\" }] (1 on a single node; etcd then has no redundancy).",
+				replicas, schedulable, keyMayastorEtcdReplicas, schedulable))
+	}
 	return diags
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
@@ -42,7 +43,9 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 			"version-aware settings. Installs and upgrades are atomic (a failed install is removed, a failed upgrade rolled back), " +
 			"a release left pending by an interrupted apply is repaired on the next apply, changes made with `helm` show as a diff, " +
 			"destroy refuses while claims of the backend's StorageClasses exist, and `footprint` reports what the backend's pods ask for.\n\n" +
-			fmt.Sprintf("Supported chart versions: Longhorn %s (default `%s`); OpenEBS %s (default `%s`).", lh.supportedText(), lh.Version, oe.supportedText(), oe.Version),
+			fmt.Sprintf("Supported chart versions: Longhorn %s (default `%s`); OpenEBS %s (default `%s`), each checked against the real chart's "+
+				"values and dependencies. Longhorn upgrades one minor version at a time: a version that skips a minor, or a downgrade, is refused at plan "+
+				"with the path to take.", lh.supportedText(), lh.Version, oe.supportedText(), oe.Version),
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
 				Computed: true, MarkdownDescription: "`<namespace>/<release_name>`.",
@@ -65,8 +68,10 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 			},
 			"version": schema.StringAttribute{
 				Optional: true, Computed: true,
-				MarkdownDescription: fmt.Sprintf("Chart version: an exact version or a constraint such as `~4.3` (default: `%s` for Longhorn, `%s` for OpenEBS). "+
-					"Only versions whose value keys the provider knows are accepted; `chart_version` reports the version installed.", lh.Version, oe.Version),
+				MarkdownDescription: fmt.Sprintf("Chart version: an exact version or a constraint such as `~4.4` (default: `%s` for Longhorn, `%s` for OpenEBS). "+
+					"Accepted: Longhorn %s; OpenEBS %s (a version outside these is refused at plan). A Longhorn upgrade must go from one minor "+
+					"to the next (1.8 to 1.9, not 1.8 to 1.10) and never down: the plan names each intermediate version to apply in turn. "+
+					"`chart_version` reports the version installed.", lh.Version, oe.Version, lh.supportedText(), oe.supportedText()),
 			},
 			"namespace": schema.StringAttribute{
 				Optional: true, Computed: true,
@@ -102,15 +107,18 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 			},
 			"openebs": schema.SingleNestedAttribute{
 				Optional: true,
-				MarkdownDescription: "Typed OpenEBS settings (only with `type = \"openebs\"`), mapped onto the value keys of the chart version in use: " +
-					"4.0.x uses `mayastor.enabled`, `lvm-localpv.enabled`, `zfs-localpv.enabled`; 4.1 and later use `engines.replicated.mayastor.enabled`, " +
-					"`engines.local.lvm.enabled`, `engines.local.zfs.enabled`, `loki.enabled`, `alloy.enabled`. Left out: every setting takes its default.",
+				MarkdownDescription: "Typed OpenEBS settings (only with `type = \"openebs\"`), mapped onto the value keys of the chart version in use " +
+					"(each attribute names its key per version). Left out: every setting takes its default, which turns every engine and add-on off " +
+					"(the chart's own defaults install Mayastor, LVM and ZFS).",
 				Attributes: map[string]schema.Attribute{
-					"mayastor_enabled": boolSetting(false, "Install Mayastor, the replicated NVMe-oF engine (needs 2 GiB of hugepages and `nvme_tcp` on every storage node)"),
-					"lvm_enabled":      boolSetting(false, "Install the LVM LocalPV engine"),
-					"zfs_enabled":      boolSetting(false, "Install the ZFS LocalPV engine"),
-					"loki_enabled":     boolSetting(false, "Install the chart's Loki log store (charts 4.1 and later only)"),
-					"alloy_enabled":    boolSetting(false, "Install the chart's Alloy log collector (charts 4.1 and later only)"),
+					"mayastor_enabled": boolSetting(false, "Install Mayastor, the replicated NVMe-oF engine ("+keyDoc(oe, settingMayastor)+"). Its io-engine runs only on nodes labelled "+
+						"`openebs.io/engine=mayastor`, each with 2 GiB of hugepages and `nvme_tcp`; its etcd (3 replicas with a hard pod anti-affinity, "+
+						"`mayastor.etcd.replicaCount`) needs as many nodes. Its class is `<release_name>-single-replica`"),
+					"lvm_enabled": boolSetting(false, "Install the LVM LocalPV engine ("+keyDoc(oe, settingLVM)+")"),
+					"zfs_enabled": boolSetting(false, "Install the ZFS LocalPV engine ("+keyDoc(oe, settingZFS)+")"),
+					"loki_enabled": boolSetting(false, "Install Loki ("+keyDoc(oe, settingLoki)+"). Before 4.4, Loki is part of Mayastor (its loki-stack, with promtail): "+
+						"`true` there needs `mayastor_enabled = true`"),
+					"alloy_enabled": boolSetting(false, "Install the Alloy log collector ("+keyDoc(oe, settingAlloy)+"); `true` is refused on a version without it"),
 					"hostpath_base_path": schema.StringAttribute{
 						Optional: true, Computed: true, Default: stringdefault.StaticString(defaultHostpathBasePath),
 						MarkdownDescription: "Directory on each node under which hostpath volumes are made (`localpv-provisioner.hostpathClass.basePath`; default: `" + defaultHostpathBasePath + "`).",
@@ -122,12 +130,16 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 						Validators:          []validator.String{validate.DNSSubdomain()},
 					},
 					"hostpath_default_class": boolSetting(false, "Make the hostpath StorageClass the cluster's default class (`localpv-provisioner.hostpathClass.isDefaultClass`)"),
+					"volume_snapshot_crds": boolSetting(true, "Install the VolumeSnapshot CRDs with the chart's openebs-crds subchart ("+keyDoc(oe, settingSnapshotCRDs)+"). "+
+						"They are kept on uninstall (`helm.sh/resource-policy: keep`). Set `false` when the cluster already has them "+
+						"(a snapshot controller, an earlier OpenEBS release): Helm cannot take over CRDs another release or tool made, and the apply refuses before installing"),
 				},
 			},
 			"longhorn": schema.SingleNestedAttribute{
 				Optional: true,
 				MarkdownDescription: "Typed Longhorn settings (only with `type = \"longhorn\"`), mapped onto the chart's `persistence.*` and " +
-					"`defaultSettings.*` keys (settings are passed as strings). Left out: every setting takes its default.",
+					"`defaultSettings.*` keys, the same in every supported version (" + lh.supportedText() + "); settings are passed as strings. " +
+					"Left out: every setting takes its default.",
 				Attributes: map[string]schema.Attribute{
 					"default_replica_count": schema.Int64Attribute{
 						Optional: true, Computed: true, Default: int64default.StaticInt64(defaultLonghornReplicas),
@@ -182,8 +194,10 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 			"preflight": schema.BoolAttribute{
 				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
 				MarkdownDescription: "Before installing or upgrading, check every node over SSH (the provider's `ssh` block and `nodes`) for what the " +
-					"backend needs: Longhorn open-iscsi with iscsid running and an NFSv4 client; Mayastor at least 2 GiB of hugepages and the " +
-					"`nvme_tcp` kernel module. Missing prerequisites fail the apply with a report per node (default: `false`).",
+					"backend needs: Longhorn open-iscsi with iscsid running and an NFSv4 client; Mayastor (on each node labelled " +
+					"`openebs.io/engine=mayastor`) at least 2 GiB of hugepages and the `nvme_tcp` kernel module. Missing prerequisites fail " +
+					"the apply with a report per node (default: `false`). Whatever this says, every install and upgrade first checks through " +
+					"the API for CRDs the chart would make that something else owns, and for Mayastor a labelled node and enough nodes for its etcd.",
 			},
 			"status":        schema.StringAttribute{Computed: true, MarkdownDescription: "Status of the release: `deployed`, `failed`, `pending-install`, ..."},
 			"revision":      schema.Int64Attribute{Computed: true, MarkdownDescription: "Revision of the release."},
@@ -208,6 +222,30 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 			"timeouts": timeouts.Attributes(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
 		},
 	}
+}
+
+// keyDoc says which value key carries a typed setting in which chart versions, from engines.go's
+// table: "`a.b` in 4.4.x; `c.d` in 4.0.x, 4.1.x, 4.2.x".
+func keyDoc(e engine, setting string) string {
+	var groups []string
+	byKey := map[string][]string{}
+	for _, r := range e.Ranges {
+		for _, k := range r.keysFor(setting) {
+			name := "none"
+			if k.Key != "" {
+				name = "`" + k.Key + "`"
+			}
+			if _, ok := byKey[name]; !ok {
+				groups = append(groups, name)
+			}
+			byKey[name] = append(byKey[name], r.Minor+".x")
+		}
+	}
+	parts := make([]string, 0, len(groups))
+	for _, g := range groups {
+		parts = append(parts, g+" in "+strings.Join(byKey[g], ", "))
+	}
+	return strings.Join(parts, "; ")
 }
 
 func boolSetting(def bool, what string) schema.BoolAttribute {

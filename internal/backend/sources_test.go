@@ -27,9 +27,10 @@ func TestAccStorageBackend_chartSources(t *testing.T) {
 resource "clusterstorage_storage_backend" "test" {
   type      = "openebs"
   namespace = %q
-  version   = "4.3.0"
+  version   = "4.4.0"
   openebs = {
     hostpath_class_name = %q
+    volume_snapshot_crds = false
   }
 %s
 }
@@ -38,7 +39,7 @@ resource "clusterstorage_storage_backend" "test" {
 	revision := func(n int64) []statecheck.StateCheck {
 		return []statecheck.StateCheck{
 			statecheck.ExpectKnownValue(addr, tfjsonpath.New("revision"), knownvalue.Int64Exact(n)),
-			statecheck.ExpectKnownValue(addr, tfjsonpath.New("chart_version"), knownvalue.StringExact("4.3.0")),
+			statecheck.ExpectKnownValue(addr, tfjsonpath.New("chart_version"), knownvalue.StringExact("4.4.0")),
 		}
 	}
 	update := resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate)}}
@@ -53,7 +54,7 @@ resource "clusterstorage_storage_backend" "test" {
 				ConfigStateChecks: revision(1),
 			},
 			{
-				Config:            config(fmt.Sprintf("  repository = \"\"\n  chart = %q", filepath.Join(acctest.ChartsDir(), "openebs-4.3.0"))),
+				Config:            config(fmt.Sprintf("  repository = \"\"\n  chart = %q", filepath.Join(acctest.ChartsDir(), "openebs-4.4"))),
 				ConfigPlanChecks:  update,
 				ConfigStateChecks: revision(1),
 			},

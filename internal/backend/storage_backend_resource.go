@@ -1,6 +1,3 @@
-// Package backend implements the clusterstorage_storage_backend resource: Longhorn or OpenEBS
-// installed as a Helm release through the Helm SDK (internal/helm), with typed settings mapped
-// onto each chart version's value keys (longhorn.go, openebs.go).
 package backend
 
 import (
@@ -115,11 +112,15 @@ func (r *Resource) ModifyPlan(ctx context.Context, req resource.ModifyPlanReques
 		if _, err := s.valuesFor(strings.TrimPrefix(v.ValueString(), "v")); err != nil {
 			p := path.Root("version")
 			var ce *contradictionError
-			if errors.As(err, &ce) {
+			var se *settingError
+			switch {
+			case errors.As(err, &ce):
 				p = path.Root("values")
 				if plan.Values.IsNull() {
 					p = path.Root("set")
 				}
+			case errors.As(err, &se):
+				p = path.Root(se.Block).AtName(se.Setting)
 			}
 			resp.Diagnostics.AddAttributeError(p, "Invalid storage backend settings", err.Error())
 			return
@@ -128,6 +129,14 @@ func (r *Resource) ModifyPlan(ctx context.Context, req resource.ModifyPlanReques
 
 	if req.State.Raw.IsNull() {
 		return
+	}
+	var state model
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if v := plan.Version.ValueString(); !plan.Version.IsUnknown() && isExactVersion(v) && state.Type.Equal(plan.Type) {
+		if err := plan.spec().engine().upgradeCheck(state.ChartVersion.ValueString(), strings.TrimPrefix(v, "v")); err != nil {
+			resp.Diagnostics.AddAttributeError(path.Root("version"), "Unsupported upgrade path", err.Error())
+			return
+		}
 	}
 	drift, diags := req.Private.GetKey(ctx, privateDrift)
 	resp.Diagnostics.Append(diags...)
@@ -287,6 +296,10 @@ func (r *Resource) Create(ctx context.Context, req resource.CreateRequest, resp 
 	if !ok {
 		return
 	}
+	resp.Diagnostics.Append(r.checkCluster(ctx, client, s, rel.Values)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
 	rel.Timeout = timeout
 	rel.Description = "installed by terraform-provider-clusterstorage"
 	tflog.Info(ctx, "installing storage backend", map[string]any{"type": s.Type, "release": s.id(), "chart_version": rel.Chart.Metadata.Version, "wait": s.Wait, "timeout": timeout.String()})
@@ -420,6 +433,12 @@ func (r *Resource) Update(ctx context.Context, req resource.UpdateRequest, resp 
 	}
 	rel.Timeout = timeout
 	live, err := hc.Get(s.ReleaseName, s.Namespace)
+	if err == nil {
+		if pathErr := s.engine().upgradeCheck(live.ChartVersion, rel.Chart.Metadata.Version); pathErr != nil {
+			resp.Diagnostics.AddAttributeError(path.Root("version"), "Unsupported upgrade path", pathErr.Error())
+			return
+		}
+	}
 	var st *helm.Status
 	switch {
 	case errors.Is(err, helm.ErrNotFound):
@@ -438,6 +457,10 @@ func (r *Resource) Update(ctx context.Context, req resource.UpdateRequest, resp 
 			if resp.Diagnostics.HasError() {
 				return
 			}
+		}
+		resp.Diagnostics.Append(r.checkCluster(ctx, client, s, rel.Values)...)
+		if resp.Diagnostics.HasError() {
+			return
 		}
 		if s.Type == typeLonghorn {
 			resp.Diagnostics.Append(prepareLonghornClassChange(ctx, client, live, rel.Values)...)

@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -21,8 +22,13 @@ import (
 const addr = "clusterstorage_storage_backend.test"
 
 // openebs renders an OpenEBS backend from the fixture repository; settings go inside the
-// openebs block, extra at the resource's top level.
+// openebs block, extra at the resource's top level. The VolumeSnapshot CRDs (cluster-wide, kept
+// on uninstall) stay off unless settings say otherwise (and the test holds
+// acctest.LockSnapshotCRDs).
 func (f *fixture) openebs(version, settings, extra string) string {
+	if !strings.Contains(settings, "volume_snapshot_crds") {
+		settings += "\n    volume_snapshot_crds = false"
+	}
 	return acctest.ProviderConfig() + fmt.Sprintf(`
 resource "clusterstorage_storage_backend" "test" {
   type       = "openebs"
@@ -37,13 +43,20 @@ resource "clusterstorage_storage_backend" "test" {
 `, f.repo, version, f.ns, settings, extra)
 }
 
+// TestAccStorageBackend_openebsLifecycle installs OpenEBS 4.4 with only hostpath, changes a
+// typed setting, turns Mayastor on (on a labelled node, with one etcd replica for the one node),
+// imports it, moves to 4.0.1 (the same engine keys) and turns Mayastor off again.
 func TestAccStorageBackend_openebsLifecycle(t *testing.T) {
-	f := newFixture(t)
+	f := newFixture(t, acctest.LockMayastorNode)
 	class := acctest.RandomName("acc-hostpath")
 	base1, base2 := t.TempDir(), t.TempDir()
 	settings := func(base string, mayastor bool) string {
 		return fmt.Sprintf("    hostpath_class_name = %q\n    hostpath_base_path = %q\n    mayastor_enabled = %t", class, base, mayastor)
 	}
+	oneEtcd := `  set = [{ name = "mayastor.etcd.replicaCount", value = "1" }]`
+	mayastorClasses := knownvalue.SetExact([]knownvalue.Check{
+		knownvalue.StringExact(class), knownvalue.StringExact("mayastor-etcd-localpv"), knownvalue.StringExact("openebs-single-replica"),
+	})
 
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
@@ -51,12 +64,12 @@ func TestAccStorageBackend_openebsLifecycle(t *testing.T) {
 		CheckDestroy:             f.checkReleaseGone("openebs"),
 		Steps: []resource.TestStep{
 			{
-				Config: f.openebs("4.3.0", settings(base1, false), ""),
+				Config: f.openebs("4.4.0", settings(base1, false), oneEtcd),
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("id"), knownvalue.StringExact(f.ns+"/openebs")),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("status"), knownvalue.StringExact("deployed")),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("revision"), knownvalue.Int64Exact(1)),
-					statecheck.ExpectKnownValue(addr, tfjsonpath.New("chart_version"), knownvalue.StringExact("4.3.0")),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("chart_version"), knownvalue.StringExact("4.4.0")),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("release_name"), knownvalue.StringExact("openebs")),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("storage_classes"), knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact(class)})),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("footprint").AtMapKey("pods"), knownvalue.Int64Exact(1)),
@@ -72,7 +85,7 @@ func TestAccStorageBackend_openebsLifecycle(t *testing.T) {
 			},
 			{
 				// A typed setting changes in place (helm upgrade).
-				Config: f.openebs("4.3.0", settings(base2, false), ""),
+				Config: f.openebs("4.4.0", settings(base2, false), oneEtcd),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
 				}},
@@ -82,18 +95,98 @@ func TestAccStorageBackend_openebsLifecycle(t *testing.T) {
 				Check: f.checkClassBasePath(class, base2),
 			},
 			{
-				// Mayastor renders its io-engine DaemonSet and StorageClass.
-				Config: f.openebs("4.3.0", settings(base2, true), ""),
+				// Mayastor renders its io-engine (on the labelled node), its etcd with a claim on
+				// its own class, and the class <release>-single-replica.
+				PreConfig: f.labelMayastorNodes,
+				Config:    f.openebs("4.4.0", settings(base2, true), oneEtcd),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
 				}},
 				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(addr, tfjsonpath.New("storage_classes"), knownvalue.ListExact([]knownvalue.Check{
-						knownvalue.StringExact(class), knownvalue.StringExact("mayastor-single-replica"),
-					})),
-					statecheck.ExpectKnownValue(addr, tfjsonpath.New("footprint").AtMapKey("pods"), knownvalue.Int64Exact(2)),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("storage_classes"), mayastorClasses),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("footprint").AtMapKey("pods"), knownvalue.Int64Exact(3)),
 				},
-				Check: resource.ComposeTestCheckFunc(f.checkDaemonSet("openebs-io-engine"), f.checkFootprint()),
+				Check: resource.ComposeTestCheckFunc(f.checkDaemonSet("openebs-io-engine"), f.checkFootprint(), f.checkClaimBound("data-openebs-etcd-0")),
+			},
+			{
+				ResourceName:      addr,
+				ImportState:       true,
+				ImportStateId:     f.ns + "/openebs",
+				ImportStateVerify: true,
+				// `set` is not read back: a release's values do not say which came from it.
+				ImportStateVerifyIgnore: []string{"repository", "timeouts", "set"},
+			},
+			{
+				// 4.0.1 reads the same engines.* conditions; its Loki (Mayastor's loki-stack) is off.
+				Config: f.openebs("4.0.1", settings(base2, true), oneEtcd),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("chart_version"), knownvalue.StringExact("4.0.1")),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("storage_classes"), mayastorClasses),
+				},
+				Check: resource.ComposeTestCheckFunc(
+					f.checkDaemonSet("openebs-io-engine"),
+					f.checkAbsent("DaemonSet", "openebs-lvm-localpv-node"),
+					f.checkAbsent("DaemonSet", "openebs-zfs-localpv-node"),
+					f.checkAbsent("StatefulSet", "openebs-loki"),
+				),
+			},
+			{
+				// Mayastor off again. Its etcd claim outlives the StatefulSet, as with the real
+				// chart; the test deletes it before the destroy.
+				Config: f.openebs("4.0.1", settings(base2, false), oneEtcd),
+				Check: resource.ComposeTestCheckFunc(
+					f.checkAbsent("DaemonSet", "openebs-io-engine"),
+					f.checkAbsent("StatefulSet", "openebs-etcd"),
+					f.deleteClaim("data-openebs-etcd-0"),
+				),
+			},
+		},
+	})
+}
+
+// TestAccStorageBackend_openebs40EnginesOff: settings a version cannot carry are refused at plan;
+// and the seed article's one setting: OpenEBS 4.0.1 with
+// every engine off deploys no Mayastor, LVM or ZFS object (its conditions are engines.*.enabled,
+// which the provider writes), and an import reads the engines back as off.
+func TestAccStorageBackend_openebs40EnginesOff(t *testing.T) {
+	f := newFixture(t)
+	class := acctest.RandomName("acc-hostpath")
+	config := f.openebs("4.0.1", fmt.Sprintf("    hostpath_class_name = %q", class), "")
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		CheckDestroy:             f.checkReleaseGone("openebs"),
+		Steps: []resource.TestStep{
+			{
+				// Before 4.4 there is no Alloy, and Loki only comes with Mayastor: refused at plan.
+				Config:      f.openebs("4.1.3", fmt.Sprintf("    hostpath_class_name = %q\n    alloy_enabled = true", class), ""),
+				PlanOnly:    true,
+				ExpectError: acctest.ErrorWords("openebs charts 4.0.x to 4.2.x have no Alloy"),
+			},
+			{
+				Config:      f.openebs("4.2.0", fmt.Sprintf("    hostpath_class_name = %q\n    loki_enabled = true", class), ""),
+				PlanOnly:    true,
+				ExpectError: acctest.ErrorWords("installs Loki only as part of Mayastor"),
+			},
+			{
+				Config: config,
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("chart_version"), knownvalue.StringExact("4.0.1")),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("storage_classes"), knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact(class)})),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("footprint").AtMapKey("pods"), knownvalue.Int64Exact(1)),
+				},
+				Check: resource.ComposeTestCheckFunc(
+					f.checkAbsent("DaemonSet", "openebs-io-engine"),
+					f.checkAbsent("StatefulSet", "openebs-etcd"),
+					f.checkAbsent("DaemonSet", "openebs-lvm-localpv-node"),
+					f.checkAbsent("DaemonSet", "openebs-zfs-localpv-node"),
+					f.checkAbsent("StatefulSet", "openebs-loki"),
+					f.checkNoClass("openebs-single-replica"),
+					f.checkNoClass("mayastor-etcd-localpv"),
+				),
 			},
 			{
 				ResourceName:            addr,
@@ -101,27 +194,45 @@ func TestAccStorageBackend_openebsLifecycle(t *testing.T) {
 				ImportStateId:           f.ns + "/openebs",
 				ImportStateVerify:       true,
 				ImportStateVerifyIgnore: []string{"repository", "timeouts"},
-			},
-			{
-				// The 4.0 layout: the same typed settings land on the subcharts' own keys.
-				Config: f.openebs("4.0.1", settings(base2, true), ""),
-				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
-				}},
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(addr, tfjsonpath.New("chart_version"), knownvalue.StringExact("4.0.1")),
-					statecheck.ExpectKnownValue(addr, tfjsonpath.New("storage_classes"), knownvalue.ListExact([]knownvalue.Check{
-						knownvalue.StringExact(class), knownvalue.StringExact("mayastor-single-replica"),
-					})),
+				ImportStateCheck: func(states []*terraform.InstanceState) error {
+					for _, k := range []string{"openebs.mayastor_enabled", "openebs.lvm_enabled", "openebs.zfs_enabled", "openebs.volume_snapshot_crds"} {
+						if v := states[0].Attributes[k]; v != "false" {
+							return fmt.Errorf("imported %s = %q, want false", k, v)
+						}
+					}
+					return nil
 				},
-				Check: resource.ComposeTestCheckFunc(
-					f.checkDaemonSet("openebs-io-engine"),
-					f.checkAbsent("DaemonSet", "openebs-lvm-localpv-node"),
-					f.checkAbsent("DaemonSet", "openebs-zfs-localpv-node"),
-				),
 			},
 		},
 	})
+}
+
+func (f *fixture) checkNoClass(name string) func(*terraform.State) error {
+	return func(*terraform.State) error {
+		if _, err := f.client.StorageV1().StorageClasses().Get(context.Background(), name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("StorageClass %s: want not found, got %v", name, err)
+		}
+		return nil
+	}
+}
+
+func (f *fixture) checkClaimBound(name string) func(*terraform.State) error {
+	return func(*terraform.State) error {
+		pvc, err := f.client.CoreV1().PersistentVolumeClaims(f.ns).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if pvc.Status.Phase != corev1.ClaimBound {
+			return fmt.Errorf("claim %s/%s is %s, want Bound", f.ns, name, pvc.Status.Phase)
+		}
+		return nil
+	}
+}
+
+func (f *fixture) deleteClaim(name string) func(*terraform.State) error {
+	return func(*terraform.State) error {
+		return f.client.CoreV1().PersistentVolumeClaims(f.ns).Delete(context.Background(), name, metav1.DeleteOptions{})
+	}
 }
 
 func (f *fixture) checkClassBasePath(class, base string) func(*terraform.State) error {
@@ -174,7 +285,7 @@ func (f *fixture) checkDaemonSet(name string) func(*terraform.State) error {
 func TestAccStorageBackend_forceDestroy(t *testing.T) {
 	f := newFixture(t)
 	class := acctest.RandomName("acc-hostpath")
-	config := f.openebs("4.3.0", fmt.Sprintf("    hostpath_class_name = %q", class), "  wait = false\n  force_destroy = true")
+	config := f.openebs("4.4.0", fmt.Sprintf("    hostpath_class_name = %q", class), "  wait = false\n  force_destroy = true")
 
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },

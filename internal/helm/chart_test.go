@@ -33,10 +33,10 @@ func TestLocateChartFromRepository(t *testing.T) {
 		chart, version, want string
 	}{
 		{"openebs", "4.0.1", "4.0.1"},
-		{"openebs", "", "4.3.0"},
+		{"openebs", "", "4.4.0"},
 		{"openebs", "~4.0", "4.0.1"},
 		{"longhorn", "1.7.2", "1.7.2"},
-		{"longhorn", ">=1.8.0", "1.8.1"},
+		{"longhorn", ">=1.8.0", "1.12.1"},
 	}
 	for _, tt := range tests {
 		ch, err := c.LocateChart(ctx, helm.Source{Repository: url, Chart: tt.chart, Version: tt.version})
@@ -99,13 +99,13 @@ func TestLocateChartAuthAndTLS(t *testing.T) {
 func TestLocateChartLocal(t *testing.T) {
 	c := newOfflineClient(t)
 	ctx := context.Background()
-	dir := filepath.Join(acctest.ChartsDir(), "openebs-4.3.0")
+	dir := filepath.Join(acctest.ChartsDir(), "openebs-4.4")
 
 	ch, err := c.LocateChart(ctx, helm.Source{Chart: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ch.Metadata.Version != "4.3.0" || len(ch.Dependencies()) != 6 {
+	if ch.Metadata.Version != "4.4.0" || len(ch.Dependencies()) != 8 {
 		t.Fatalf("got %s with %d subcharts", ch.Metadata.Version, len(ch.Dependencies()))
 	}
 
@@ -117,7 +117,7 @@ func TestLocateChartLocal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ch, err := c.LocateChart(ctx, helm.Source{Chart: tgz, Version: "4.3.0"}); err != nil || ch.Metadata.Name != "openebs" {
+	if ch, err := c.LocateChart(ctx, helm.Source{Chart: tgz, Version: "4.4.0"}); err != nil || ch.Metadata.Name != "openebs" {
 		t.Fatalf("archive: %v", err)
 	}
 	if _, err := c.LocateChart(ctx, helm.Source{Chart: tgz, Version: "4.0.1"}); err == nil {
@@ -164,9 +164,9 @@ func TestLocateChartFromOCIRegistry(t *testing.T) {
 		want string
 	}{
 		{helm.Source{Chart: prefix + "/openebs", Version: "4.0.1", PlainHTTP: true}, "4.0.1"},
-		{helm.Source{Chart: prefix + "/openebs", PlainHTTP: true}, "4.3.0"},
+		{helm.Source{Chart: prefix + "/openebs", PlainHTTP: true}, "4.4.0"},
 		{helm.Source{Chart: prefix + "/openebs:4.0.1", PlainHTTP: true}, "4.0.1"},
-		{helm.Source{Repository: prefix, Chart: "longhorn", Version: "~1.7", PlainHTTP: true}, "1.7.2"},
+		{helm.Source{Repository: prefix, Chart: "longhorn", Version: "~1.7", PlainHTTP: true}, "1.7.3"},
 	}
 	for _, tt := range tests {
 		ch, err := c.LocateChart(ctx, tt.src)

@@ -8,7 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/Masterminds/semver/v3"
 	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	kubefake "helm.sh/helm/v3/pkg/kube/fake"
@@ -22,12 +24,22 @@ import (
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/helm"
 )
 
-// render renders a fixture chart the way an install would, without a cluster.
-func render(t *testing.T, dir string, values map[string]any) *release.Release {
+// render renders one release of a fixture chart (the directory packaged as version) the way an
+// install would, without a cluster.
+func render(t *testing.T, dir, version string, values map[string]any) *release.Release {
 	t.Helper()
-	ch, err := loader.Load(filepath.Join(acctest.ChartsDir(), dir))
+	base, err := loader.Load(filepath.Join(acctest.ChartsDir(), dir))
 	if err != nil {
 		t.Fatal(err)
+	}
+	var ch *chart.Chart
+	for _, c := range acctest.FixtureReleases(base) {
+		if c.Metadata.Version == version {
+			ch = c
+		}
+	}
+	if ch == nil {
+		t.Fatalf("fixture %s has no release %s", dir, version)
 	}
 	cfg := &action.Configuration{
 		Releases:     storage.Init(driver.NewMemory()),
@@ -44,7 +56,7 @@ func render(t *testing.T, dir string, values map[string]any) *release.Release {
 	act.KubeVersion = &chartutil.KubeVersion{Version: "v1.37.2", Major: "1", Minor: "37"}
 	rel, err := act.RunWithContext(context.Background(), ch, values)
 	if err != nil {
-		t.Fatalf("rendering %s: %v", dir, err)
+		t.Fatalf("rendering %s %s: %v", dir, version, err)
 	}
 	return rel
 }
@@ -80,96 +92,130 @@ func storageClass(t *testing.T, manifest, name string) *storagev1.StorageClass {
 	return nil
 }
 
-func TestFixtureOpenEBSLayouts(t *testing.T) {
+func hookNames(rel *release.Release) map[string][]release.HookEvent {
+	out := map[string][]release.HookEvent{}
+	for _, h := range rel.Hooks {
+		out[h.Kind+"/"+h.Name] = h.Events
+	}
+	return out
+}
+
+func TestFixtureOpenEBS(t *testing.T) {
+	off := map[string]any{"engines": map[string]any{
+		"replicated": map[string]any{"mayastor": map[string]any{"enabled": false}},
+		"local":      map[string]any{"lvm": map[string]any{"enabled": false}, "zfs": map[string]any{"enabled": false}},
+	}}
+	mayastor := []string{"DaemonSet/openebs-io-engine", "StorageClass/openebs-single-replica", "StatefulSet/openebs-etcd", "StorageClass/mayastor-etcd-localpv"}
+	crds := []string{"CustomResourceDefinition/volumesnapshots.snapshot.storage.k8s.io", "CustomResourceDefinition/volumesnapshotclasses.snapshot.storage.k8s.io",
+		"CustomResourceDefinition/volumesnapshotcontents.snapshot.storage.k8s.io"}
 	tests := []struct {
-		dir          string
-		mayastorOff  map[string]any
-		lvmZfsOff    map[string]any
-		addOns       []string
-		basePathKeys map[string]any
+		dir, version string
+		logging      []string // rendered by default, with Mayastor or on their own
 	}{
-		{
-			dir:         "openebs-4.0.1",
-			mayastorOff: map[string]any{"mayastor": map[string]any{"enabled": false}},
-			lvmZfsOff:   map[string]any{"lvm-localpv": map[string]any{"enabled": false}, "zfs-localpv": map[string]any{"enabled": false}},
-		},
-		{
-			dir:         "openebs-4.3.0",
-			mayastorOff: map[string]any{"engines": map[string]any{"replicated": map[string]any{"mayastor": map[string]any{"enabled": false}}}},
-			lvmZfsOff:   map[string]any{"engines": map[string]any{"local": map[string]any{"lvm": map[string]any{"enabled": false}, "zfs": map[string]any{"enabled": false}}}},
-			addOns:      []string{"StatefulSet/openebs-loki", "DaemonSet/openebs-alloy"},
-		},
+		{"openebs-4.0", "4.0.1", []string{"StatefulSet/openebs-loki", "DaemonSet/openebs-promtail", "StorageClass/mayastor-loki-localpv"}},
+		{"openebs-4.0", "4.2.0", []string{"StatefulSet/openebs-loki", "DaemonSet/openebs-promtail", "StorageClass/mayastor-loki-localpv"}},
+		{"openebs-4.4", "4.4.0", []string{"StatefulSet/openebs-loki", "StatefulSet/openebs-minio", "DaemonSet/openebs-alloy", "StorageClass/openebs-loki-localpv", "StorageClass/openebs-minio-localpv"}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.dir, func(t *testing.T) {
-			rel := render(t, tt.dir, nil)
+		t.Run(tt.version, func(t *testing.T) {
+			rel := render(t, tt.dir, tt.version, nil)
 			objs, names := objectsOf(t, rel)
-			for _, want := range append([]string{
-				"Deployment/openebs-localpv-provisioner", "StorageClass/openebs-hostpath",
-				"DaemonSet/openebs-io-engine", "StorageClass/mayastor-single-replica",
-				"DaemonSet/openebs-lvm-localpv-node", "DaemonSet/openebs-zfs-localpv-node",
-			}, tt.addOns...) {
-				if !slices.Contains(names, want) {
-					t.Errorf("defaults: %s missing from %q", want, names)
+			want := append([]string{"Deployment/openebs-localpv-provisioner", "StorageClass/openebs-hostpath",
+				"DaemonSet/openebs-lvm-localpv-node", "DaemonSet/openebs-zfs-localpv-node"}, mayastor...)
+			for _, w := range append(append(want, crds...), tt.logging...) {
+				if !slices.Contains(names, w) {
+					t.Errorf("defaults: %s missing from %q", w, names)
 				}
 			}
-			if slices.Contains(names, "Deployment/openebs-fixture-never-ready") {
-				t.Error("never-ready workload rendered by default")
+			for _, o := range objs {
+				if o.Kind == "CustomResourceDefinition" && !strings.Contains(rel.Manifest, "helm.sh/resource-policy: keep") {
+					t.Errorf("%s is not kept on uninstall", o.Name)
+				}
 			}
-			if got := helm.StorageClasses(objs); !slices.Equal(got, []string{"mayastor-single-replica", "openebs-hostpath"}) && !slices.Equal(got, []string{"openebs-hostpath", "mayastor-single-replica"}) {
-				t.Errorf("storage classes %q", got)
+			if slices.Contains(names, "Deployment/openebs-fixture-never-ready") || slices.Contains(names, "DaemonSet/openebs-rawfile-localpv-node") {
+				t.Errorf("rendered by default: %q", names)
+			}
+			if ev := hookNames(rel)["Job/openebs-pre-upgrade-hook"]; len(ev) != 1 || ev[0] != release.HookPreUpgrade {
+				t.Errorf("pre-upgrade hook: %v", hookNames(rel))
+			}
+			if !strings.Contains(rel.Manifest, "openebs.io/engine: mayastor") {
+				t.Error("io-engine is not limited to nodes labelled openebs.io/engine=mayastor")
+			}
+			if !strings.Contains(rel.Manifest, "requiredDuringSchedulingIgnoredDuringExecution") || !strings.Contains(rel.Manifest, "replicas: 3") {
+				t.Error("etcd: not 3 replicas with a hard anti-affinity")
 			}
 
 			sc := storageClass(t, rel.Manifest, "openebs-hostpath")
 			wantCfg := "- name: StorageType\n  value: \"hostpath\"\n- name: BasePath\n  value: \"/var/openebs/local\"\n"
-			if got := sc.Annotations["cas.openebs.io/config"]; got != wantCfg {
-				t.Errorf("cas.openebs.io/config =\n%s\nwant\n%s", got, wantCfg)
-			}
-			if sc.Provisioner != "openebs.io/local" {
-				t.Errorf("provisioner %q", sc.Provisioner)
+			if got := sc.Annotations["cas.openebs.io/config"]; got != wantCfg || sc.Provisioner != "openebs.io/local" {
+				t.Errorf("hostpath class %s: cas.openebs.io/config =\n%s\nwant\n%s", sc.Provisioner, got, wantCfg)
 			}
 
-			_, names = objectsOf(t, render(t, tt.dir, tt.mayastorOff))
-			if slices.Contains(names, "DaemonSet/openebs-io-engine") || slices.Contains(names, "StorageClass/mayastor-single-replica") {
-				t.Errorf("mayastor toggle off still renders mayastor: %q", names)
-			}
-			_, names = objectsOf(t, render(t, tt.dir, tt.lvmZfsOff))
-			if slices.Contains(names, "DaemonSet/openebs-lvm-localpv-node") || slices.Contains(names, "DaemonSet/openebs-zfs-localpv-node") {
-				t.Errorf("lvm/zfs toggles off still render them: %q", names)
+			// Every engine off: no Mayastor, LVM or ZFS object (and, before 4.4, no loki-stack).
+			_, names = objectsOf(t, render(t, tt.dir, tt.version, off))
+			for _, n := range names {
+				if strings.Contains(n, "io-engine") || strings.Contains(n, "etcd") || strings.Contains(n, "lvm") || strings.Contains(n, "zfs") ||
+					strings.Contains(n, "single-replica") || (tt.version != "4.4.0" && strings.Contains(n, "loki")) {
+					t.Errorf("every engine off still renders %s", n)
+				}
 			}
 
-			rel = render(t, tt.dir, map[string]any{"localpv-provisioner": map[string]any{"hostpathClass": map[string]any{"basePath": "/data/openebs"}}, "fixture": map[string]any{"neverReady": true}})
+			rel = render(t, tt.dir, tt.version, map[string]any{"localpv-provisioner": map[string]any{"hostpathClass": map[string]any{"basePath": "/data/openebs"}},
+				"openebs-crds": map[string]any{"csi": map[string]any{"volumeSnapshots": map[string]any{"enabled": false}}}, "fixture": map[string]any{"neverReady": true}})
 			if got := storageClass(t, rel.Manifest, "openebs-hostpath").Annotations["cas.openebs.io/config"]; !strings.Contains(got, "value: \"/data/openebs\"") {
 				t.Errorf("hostpathClass.basePath not rendered: %s", got)
 			}
 			if !strings.Contains(rel.Manifest, `"paths": ["/data/openebs"]`) {
 				t.Error("the provisioner's config.json does not use the base path")
 			}
-			if _, names = objectsOf(t, rel); !slices.Contains(names, "Deployment/openebs-fixture-never-ready") {
+			_, names = objectsOf(t, rel)
+			if !slices.Contains(names, "Deployment/openebs-fixture-never-ready") {
 				t.Error("fixture.neverReady does not render the never-ready Deployment")
+			}
+			if slices.Contains(names, crds[0]) {
+				t.Error("openebs-crds.csi.volumeSnapshots.enabled=false still renders the CRDs")
 			}
 		})
 	}
 }
 
 func TestFixtureLonghorn(t *testing.T) {
-	for _, dir := range []string{"longhorn-1.7.2", "longhorn-1.8.1"} {
-		t.Run(dir, func(t *testing.T) {
-			rel := render(t, dir, map[string]any{
+	for _, version := range []string{"1.7.3", "1.8.2", "1.10.2", "1.12.1"} {
+		t.Run(version, func(t *testing.T) {
+			rel := render(t, "longhorn", version, map[string]any{
 				"persistence":     map[string]any{"defaultClassReplicaCount": 1, "defaultDataLocality": "best-effort"},
 				"defaultSettings": map[string]any{"defaultDataPath": "/data/longhorn", "defaultReplicaCount": 1},
 			})
-			_, names := objectsOf(t, rel)
-			for _, want := range []string{"ConfigMap/longhorn-storageclass", "ConfigMap/longhorn-default-setting", "StorageClass/longhorn", "DaemonSet/longhorn-manager", "Deployment/longhorn-ui", "Setting/deleting-confirmation-flag"} {
+			objs, names := objectsOf(t, rel)
+			for _, want := range []string{"ConfigMap/longhorn-storageclass", "ConfigMap/longhorn-default-setting", "DaemonSet/longhorn-manager",
+				"Deployment/longhorn-ui", "CustomResourceDefinition/settings.longhorn.io", "CustomResourceDefinition/volumes.longhorn.io"} {
 				if !slices.Contains(names, want) {
 					t.Errorf("%s missing from %q", want, names)
 				}
 			}
-			sc := storageClass(t, rel.Manifest, "longhorn")
+			for _, o := range objs {
+				if o.Kind == "StorageClass" && o.EmbeddedIn == "" {
+					t.Errorf("class %s is part of the release; longhorn-manager makes it (a hook in the fixture)", o.Name)
+				}
+			}
+			hooks := hookNames(rel)
+			for name, want := range map[string]release.HookEvent{
+				"Job/longhorn-uninstall": release.HookPreDelete, "Job/longhorn-pre-upgrade": release.HookPreUpgrade, "StorageClass/longhorn": release.HookPostInstall,
+			} {
+				if ev := hooks[name]; len(ev) == 0 || ev[0] != want {
+					t.Errorf("hook %s: %v, want %s", name, ev, want)
+				}
+			}
+			sc := storageClass(t, rel.Manifest+"\n---\n"+hookManifest(rel, "longhorn"), "longhorn")
 			if sc.Parameters["numberOfReplicas"] != "1" || sc.Parameters["dataLocality"] != "best-effort" || sc.Provisioner != "driver.longhorn.io" {
 				t.Errorf("storage class %+v", sc)
 			}
-			for _, want := range []string{"default-data-path: /data/longhorn", "default-replica-count: 1", `value: "false"`} {
+			quoted := semver.MustParse(version).Minor() >= 10
+			for _, want := range []string{"default-data-path: /data/longhorn", "default-replica-count: 1"} {
+				if quoted {
+					k, v, _ := strings.Cut(want, ": ")
+					want = k + `: "` + v + `"`
+				}
 				if !strings.Contains(rel.Manifest, want) {
 					t.Errorf("manifest lacks %q", want)
 				}
@@ -177,20 +223,19 @@ func TestFixtureLonghorn(t *testing.T) {
 			if strings.Contains(rel.Manifest, "deleting-confirmation-flag: ") {
 				t.Error("deleting-confirmation-flag is in the default settings although unset")
 			}
-			var hook *release.Hook
-			for _, h := range rel.Hooks {
-				if h.Name == "longhorn-uninstall" {
-					hook = h
-				}
-			}
-			if hook == nil || len(hook.Events) != 1 || hook.Events[0] != release.HookPreDelete {
-				t.Fatalf("no pre-delete longhorn-uninstall hook: %+v", rel.Hooks)
-			}
-
-			rel = render(t, dir, map[string]any{"defaultSettings": map[string]any{"deletingConfirmationFlag": true}})
-			if !strings.Contains(rel.Manifest, "deleting-confirmation-flag: true") || !strings.Contains(rel.Manifest, `value: "true"`) {
+			rel = render(t, "longhorn", version, map[string]any{"defaultSettings": map[string]any{"deletingConfirmationFlag": "true"}})
+			if !strings.Contains(rel.Manifest, "deleting-confirmation-flag: ") {
 				t.Error("deletingConfirmationFlag=true not rendered into the settings")
 			}
 		})
 	}
+}
+
+func hookManifest(rel *release.Release, name string) string {
+	for _, h := range rel.Hooks {
+		if h.Name == name {
+			return h.Manifest
+		}
+	}
+	return ""
 }

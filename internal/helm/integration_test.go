@@ -19,6 +19,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -36,9 +38,16 @@ type cluster struct {
 	c    *helm.Client
 	ns   string
 	repo string
+	// class is the name of this test's OpenEBS hostpath class; locks are the cluster locks
+	// (acctest.Lock*) the test holds.
+	class string
+	locks []string
 }
 
-func needCluster(t *testing.T) *cluster {
+// needCluster prepares a test on the cluster from KUBECONFIG: first the cluster locks it needs
+// (acctest.LockLonghorn for a Longhorn release), then a namespace and the fixture charts. At the
+// end it removes the test's releases, namespace and what they leave by design.
+func needCluster(t *testing.T, locks ...string) *cluster {
 	t.Helper()
 	path := os.Getenv("KUBECONFIG")
 	if path == "" {
@@ -59,10 +68,16 @@ func needCluster(t *testing.T) *cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, l := range locks {
+		acctest.LockCluster(t, cs, l)
+	}
+	if slices.Contains(locks, acctest.LockLonghorn) {
+		acctest.SweepOldLonghornCRDs(t, rc)
+	}
 	b := make([]byte, 3)
 	_, _ = rand.Read(b)
 	ns := "it-helm-" + hex.EncodeToString(b)
-	k := &cluster{rc: rc, cs: cs, c: c, ns: ns, repo: acctest.StartChartRepo(t, acctest.ChartsDir())}
+	k := &cluster{rc: rc, cs: cs, c: c, ns: ns, repo: acctest.StartChartRepo(t, acctest.ChartsDir()), class: "it-hostpath-" + hex.EncodeToString(b), locks: locks}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
@@ -76,8 +91,32 @@ func needCluster(t *testing.T) *cluster {
 		if err := cs.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 			t.Logf("cleanup: deleting namespace %s: %v", ns, err)
 		}
+		if slices.Contains(locks, acctest.LockLonghorn) {
+			// Longhorn's class is made after the install (a hook object in the fixture): no
+			// uninstall removes it.
+			if err := cs.StorageV1().StorageClasses().Delete(ctx, "longhorn", metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				t.Logf("cleanup: deleting StorageClass longhorn: %v", err)
+			}
+		}
 	})
 	return k
+}
+
+// openebs returns OpenEBS values that keep the test's cluster-wide objects its own: its own
+// hostpath class name, no VolumeSnapshot CRDs (cluster-wide, kept on uninstall), no Mayastor and
+// no Loki (fixed class names); typed and yamlDoc apply on top, as for values.
+func (k *cluster) openebs(t *testing.T, typed map[string]any, yamlDoc string) map[string]any {
+	t.Helper()
+	all := map[string]any{
+		"localpv-provisioner.hostpathClass.name":   k.class,
+		"openebs-crds.csi.volumeSnapshots.enabled": false,
+		"engines.replicated.mayastor.enabled":      false,
+		"loki.enabled":                             false,
+	}
+	for key, v := range typed {
+		all[key] = v
+	}
+	return k.values(t, all, yamlDoc)
 }
 
 func (k *cluster) chart(t *testing.T, name, version string) *chart.Chart {
@@ -124,15 +163,15 @@ func TestIntegrationOpenEBSInstallUpgradeUninstall(t *testing.T) {
 	ctx := context.Background()
 	basePath := filepath.Join(t.TempDir(), "openebs-local")
 
-	// 4.0.x layout: engine toggles are the subcharts' own `enabled` keys.
+	// 4.0.x: the engines' conditions are engines.*.enabled, as in later versions.
 	typed := map[string]any{
 		"localpv-provisioner.hostpathClass.basePath": basePath,
-		"lvm-localpv.enabled":                        false,
+		"engines.local.lvm.enabled":                  false,
 	}
 	st, err := k.c.Install(ctx, helm.Release{
 		Name: "openebs", Namespace: k.ns, CreateNamespace: true,
 		Chart:  k.chart(t, "openebs", "4.0.1"),
-		Values: k.values(t, typed, "zfs-localpv:\n  enabled: false\n"),
+		Values: k.openebs(t, typed, "engines:\n  local:\n    zfs:\n      enabled: false\n"),
 		Wait:   true, Timeout: 3 * time.Minute,
 	})
 	if err != nil {
@@ -146,8 +185,13 @@ func TestIntegrationOpenEBSInstallUpgradeUninstall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Values["lvm-localpv"].(map[string]any)["enabled"] != false { //nolint:forcetypeassert // test
+	if v, _ := got.Values["engines"].(map[string]any)["local"].(map[string]any)["lvm"].(map[string]any)["enabled"].(bool); v { //nolint:forcetypeassert // test
 		t.Errorf("user-supplied values not returned: %v", got.Values)
+	}
+	for _, name := range []string{"openebs-lvm-localpv-node", "openebs-zfs-localpv-node", "openebs-io-engine"} {
+		if _, err := k.cs.AppsV1().DaemonSets(k.ns).Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("engine off, but DaemonSet %s: %v", name, err)
+		}
 	}
 	objs, err := got.Objects()
 	if err != nil {
@@ -155,10 +199,10 @@ func TestIntegrationOpenEBSInstallUpgradeUninstall(t *testing.T) {
 	}
 	classes := helm.StorageClasses(objs)
 	slices.Sort(classes)
-	if !slices.Equal(classes, []string{"mayastor-single-replica", "openebs-hostpath"}) {
+	if !slices.Equal(classes, []string{k.class}) {
 		t.Errorf("storage classes %q", classes)
 	}
-	sc, err := k.cs.StorageV1().StorageClasses().Get(ctx, "openebs-hostpath", metav1.GetOptions{})
+	sc, err := k.cs.StorageV1().StorageClasses().Get(ctx, k.class, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,8 +214,8 @@ func TestIntegrationOpenEBSInstallUpgradeUninstall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// localpv-provisioner (10m, 32Mi) + mayastor io-engine (50m, 64Mi).
-	if fp.Pods != 2 || fp.Containers != 2 || fp.CPURequestsMilli != 60 || fp.MemoryRequestsBytes != 96<<20 || fp.MemoryLimitsBytes != 384<<20 {
+	// localpv-provisioner (10m, 32Mi, limit 256Mi) alone.
+	if fp.Pods != 1 || fp.Containers != 1 || fp.CPURequestsMilli != 10 || fp.MemoryRequestsBytes != 32<<20 || fp.MemoryLimitsBytes != 256<<20 {
 		t.Errorf("footprint %+v", *fp)
 	}
 
@@ -179,33 +223,28 @@ func TestIntegrationOpenEBSInstallUpgradeUninstall(t *testing.T) {
 	// a pod writes into a directory under the base path.
 	provisionAndWrite(t, k, basePath)
 
-	// Upgrade to the 4.1+ layout, turning mayastor off with its new key.
+	// Upgrade to 4.4, whose alloy is on by default.
 	st, err = k.c.Upgrade(ctx, helm.Release{
 		Name: "openebs", Namespace: k.ns,
-		Chart: k.chart(t, "openebs", "4.3.0"),
-		Values: k.values(t, map[string]any{
+		Chart: k.chart(t, "openebs", "4.4.0"),
+		Values: k.openebs(t, map[string]any{
 			"localpv-provisioner.hostpathClass.basePath": basePath,
-			"engines.replicated.mayastor.enabled":        false,
 			"engines.local.lvm.enabled":                  false,
 			"engines.local.zfs.enabled":                  false,
-			"loki.enabled":                               false,
 		}, ""),
 		Wait: true, Timeout: 3 * time.Minute,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Revision != 2 || st.ChartVersion != "4.3.0" || st.Status != "deployed" {
+	if st.Revision != 2 || st.ChartVersion != "4.4.0" || st.Status != "deployed" {
 		t.Fatalf("after upgrade: %+v", st)
 	}
 	if _, err := k.cs.AppsV1().DaemonSets(k.ns).Get(ctx, "openebs-io-engine", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("mayastor io-engine still there after turning it off: %v", err)
 	}
-	if _, err := k.cs.StorageV1().StorageClasses().Get(ctx, "mayastor-single-replica", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-		t.Errorf("mayastor class still there: %v", err)
-	}
 	if _, err := k.cs.AppsV1().DaemonSets(k.ns).Get(ctx, "openebs-alloy", metav1.GetOptions{}); err != nil {
-		t.Errorf("alloy (on by default in 4.3): %v", err)
+		t.Errorf("alloy (on by default in 4.4): %v", err)
 	}
 	hist, err := k.c.History("openebs", k.ns)
 	if err != nil || len(hist) != 2 || hist[0].Status != "superseded" {
@@ -218,7 +257,7 @@ func TestIntegrationOpenEBSInstallUpgradeUninstall(t *testing.T) {
 	if _, err := k.c.Get("openebs", k.ns); !errors.Is(err, helm.ErrNotFound) {
 		t.Fatalf("after uninstall Get = %v, want ErrNotFound", err)
 	}
-	if _, err := k.cs.StorageV1().StorageClasses().Get(ctx, "openebs-hostpath", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := k.cs.StorageV1().StorageClasses().Get(ctx, k.class, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("storage class left behind: %v", err)
 	}
 	// Uninstalling what is not there is fine.
@@ -230,7 +269,7 @@ func TestIntegrationOpenEBSInstallUpgradeUninstall(t *testing.T) {
 func provisionAndWrite(t *testing.T, k *cluster, basePath string) {
 	t.Helper()
 	ctx := context.Background()
-	class := "openebs-hostpath"
+	class := k.class
 	pvc := &corev1.PersistentVolumeClaim{
 		ObjectMeta: metav1.ObjectMeta{Name: "data", Namespace: k.ns},
 		Spec: corev1.PersistentVolumeClaimSpec{
@@ -292,8 +331,8 @@ func TestIntegrationTimeoutRollbackAndAtomicInstall(t *testing.T) {
 	start := time.Now()
 	_, err := k.c.Install(ctx, helm.Release{
 		Name: "openebs", Namespace: k.ns, CreateNamespace: true,
-		Chart:  k.chart(t, "openebs", "4.3.0"),
-		Values: k.values(t, nil, "fixture:\n  neverReady: true\n"),
+		Chart:  k.chart(t, "openebs", "4.4.0"),
+		Values: k.openebs(t, nil, "fixture:\n  neverReady: true\n"),
 		Wait:   true, Timeout: 20 * time.Second,
 	})
 	if err == nil {
@@ -303,24 +342,42 @@ func TestIntegrationTimeoutRollbackAndAtomicInstall(t *testing.T) {
 	if _, err := k.c.Get("openebs", k.ns); !errors.Is(err, helm.ErrNotFound) {
 		t.Fatalf("failed atomic install left a release: %v", err)
 	}
-	if _, err := k.cs.StorageV1().StorageClasses().Get(ctx, "openebs-hostpath", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := k.cs.StorageV1().StorageClasses().Get(ctx, k.class, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("failed install left its storage class: %v", err)
 	}
 
-	// A failed upgrade is rolled back.
+}
+
+// TestIntegrationLonghornHooks: the Longhorn fixture's hooks behave like the real chart's: its
+// pre-upgrade check refuses a skipped minor, a failing upgrade is rolled back, its pre-delete
+// hook refuses while deleting-confirmation-flag is false and lets the uninstall through once it
+// is true, and the uninstall takes Longhorn's CRDs with it.
+func TestIntegrationLonghornHooks(t *testing.T) {
+	k := needCluster(t, acctest.LockLonghorn)
+	ctx := context.Background()
+	values := k.values(t, map[string]any{"persistence.defaultClassReplicaCount": 1, "longhornUI.replicas": 1}, "")
 	if _, err := k.c.Install(ctx, helm.Release{
 		Name: "longhorn", Namespace: k.ns, CreateNamespace: true,
-		Chart:  k.chart(t, "longhorn", "1.7.2"),
-		Values: k.values(t, map[string]any{"persistence.defaultClassReplicaCount": 1, "longhornUI.replicas": 1}, ""),
-		Wait:   true, Timeout: 2 * time.Minute,
+		Chart: k.chart(t, "longhorn", "1.8.2"), Values: values, Wait: true, Timeout: 2 * time.Minute,
 	}); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := k.cs.StorageV1().StorageClasses().Get(ctx, "longhorn", metav1.GetOptions{}); err != nil {
+		t.Fatalf("class longhorn after the install: %v", err)
+	}
+
+	// 1.8 -> 1.10 skips a minor: the pre-upgrade Job fails and the upgrade is rolled back.
+	_, err := k.c.Upgrade(ctx, helm.Release{Name: "longhorn", Namespace: k.ns, Chart: k.chart(t, "longhorn", "1.10.2"), Values: values, Wait: true, Timeout: time.Minute})
+	if err == nil || !strings.Contains(err.Error(), "pre-upgrade hooks failed") {
+		t.Fatalf("upgrade 1.8.2 -> 1.10.2: %v, want the pre-upgrade hook to fail", err)
+	}
+	if st, err := k.c.Get("longhorn", k.ns); err != nil || st.Status != "deployed" || st.ChartVersion != "1.8.2" {
+		t.Fatalf("after the refused upgrade: %+v %v", st, err)
+	}
+
+	// A failed upgrade (a workload never ready) is rolled back.
 	_, err = k.c.Upgrade(ctx, helm.Release{
-		Name: "longhorn", Namespace: k.ns,
-		Chart: k.chart(t, "longhorn", "1.8.1"),
-		// Class parameters stay the same: a StorageClass's parameters are
-		// immutable (see the charts' README).
+		Name: "longhorn", Namespace: k.ns, Chart: k.chart(t, "longhorn", "1.9.2"),
 		Values: k.values(t, map[string]any{"persistence.defaultClassReplicaCount": 1, "longhornUI.replicas": 2}, "", helm.Set{Name: "fixture.neverReady", Value: "true"}),
 		Wait:   true, Timeout: 20 * time.Second,
 	})
@@ -331,8 +388,8 @@ func TestIntegrationTimeoutRollbackAndAtomicInstall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Status != "deployed" || st.ChartVersion != "1.7.2" || st.Revision != 3 {
-		t.Fatalf("after the failed upgrade: revision %d %s chart %s, want revision 3 deployed 1.7.2", st.Revision, st.Status, st.ChartVersion)
+	if st.Status != "deployed" || st.ChartVersion != "1.8.2" {
+		t.Fatalf("after the failed upgrade: revision %d %s chart %s, want deployed 1.8.2", st.Revision, st.Status, st.ChartVersion)
 	}
 	poll(t, time.Minute, "the never-ready Deployment to be removed", func() (bool, error) {
 		_, err := k.cs.AppsV1().Deployments(k.ns).Get(ctx, "longhorn-fixture-never-ready", metav1.GetOptions{})
@@ -350,7 +407,7 @@ func TestIntegrationTimeoutRollbackAndAtomicInstall(t *testing.T) {
 		t.Errorf("storage classes %q", got)
 	}
 
-	// Longhorn's pre-delete hook refuses while deleting-confirmation-flag is false.
+	// The pre-delete hook refuses while deleting-confirmation-flag is false.
 	err = k.c.Uninstall(ctx, "longhorn", k.ns, helm.UninstallOptions{Wait: true, Timeout: time.Minute})
 	if err == nil {
 		t.Fatal("uninstall succeeded although deleting-confirmation-flag is false")
@@ -359,23 +416,16 @@ func TestIntegrationTimeoutRollbackAndAtomicInstall(t *testing.T) {
 	if _, err := k.cs.AppsV1().DaemonSets(k.ns).Get(ctx, "longhorn-manager", metav1.GetOptions{}); err != nil {
 		t.Fatalf("longhorn-manager gone after a refused uninstall: %v", err)
 	}
+
+	// The refused uninstall leaves the release uninstalling; remove it without hooks. The way
+	// through: the flag true (a values change, which Longhorn applies to its Setting), then
+	// uninstall.
 	if err := k.c.Uninstall(ctx, "longhorn", k.ns, helm.UninstallOptions{Wait: true, Timeout: time.Minute, DisableHooks: true}); err != nil {
 		t.Fatal(err)
 	}
-
-	// The way through: set the flag (a values change), then uninstall.
 	if _, err := k.c.Install(ctx, helm.Release{
-		Name: "longhorn", Namespace: k.ns,
-		Chart:  k.chart(t, "longhorn", "1.8.1"),
-		Values: k.values(t, map[string]any{"longhornUI.replicas": 1}, ""),
-		Wait:   true, Timeout: 2 * time.Minute,
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := k.c.Upgrade(ctx, helm.Release{
-		Name: "longhorn", Namespace: k.ns,
-		Chart:  k.chart(t, "longhorn", "1.8.1"),
-		Values: k.values(t, map[string]any{"longhornUI.replicas": 1, "defaultSettings.deletingConfirmationFlag": true}, ""),
+		Name: "longhorn", Namespace: k.ns, Chart: k.chart(t, "longhorn", "1.8.2"),
+		Values: k.values(t, map[string]any{"persistence.defaultClassReplicaCount": 1, "longhornUI.replicas": 1, "defaultSettings.deletingConfirmationFlag": "true"}, ""),
 		Wait:   true, Timeout: 2 * time.Minute,
 	}); err != nil {
 		t.Fatal(err)
@@ -386,6 +436,15 @@ func TestIntegrationTimeoutRollbackAndAtomicInstall(t *testing.T) {
 	if _, err := k.c.Get("longhorn", k.ns); !errors.Is(err, helm.ErrNotFound) {
 		t.Fatalf("after uninstall: %v", err)
 	}
+	dyn, err := dynamic.NewForConfig(k.rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crds := dyn.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
+	poll(t, time.Minute, "Longhorn's CRDs to go with the release", func() (bool, error) {
+		_, err := crds.Get(ctx, "settings.longhorn.io", metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
 }
 
 // storeAs rewrites the stored record of a release revision, as an apply that
@@ -404,8 +463,8 @@ func TestIntegrationRecoverPendingInstall(t *testing.T) {
 	ctx := context.Background()
 	rel := helm.Release{
 		Name: "openebs", Namespace: k.ns, CreateNamespace: true,
-		Chart:  k.chart(t, "openebs", "4.3.0"),
-		Values: k.values(t, map[string]any{"engines.replicated.mayastor.enabled": false, "loki.enabled": false, "alloy.enabled": false}, ""),
+		Chart:  k.chart(t, "openebs", "4.4.0"),
+		Values: k.openebs(t, map[string]any{"alloy.enabled": false}, ""),
 		Wait:   true, Timeout: 2 * time.Minute,
 	}
 	if _, err := k.c.Install(ctx, rel); err != nil {
@@ -478,8 +537,8 @@ func TestIntegrationInstallCancelled(t *testing.T) {
 	start := time.Now()
 	_, err := k.c.Install(ctx, helm.Release{
 		Name: "openebs", Namespace: k.ns, CreateNamespace: true,
-		Chart:  k.chart(t, "openebs", "4.3.0"),
-		Values: k.values(t, map[string]any{"fixture.neverReady": true, "loki.enabled": false}, ""),
+		Chart:  k.chart(t, "openebs", "4.4.0"),
+		Values: k.openebs(t, map[string]any{"fixture.neverReady": true}, ""),
 		Wait:   true, Timeout: 5 * time.Minute,
 	})
 	if err == nil || !strings.Contains(err.Error(), "context canceled") {
@@ -497,15 +556,15 @@ func TestIntegrationInstallCancelled(t *testing.T) {
 func TestIntegrationRecoverPendingUpgrade(t *testing.T) {
 	k := needCluster(t)
 	ctx := context.Background()
-	values := k.values(t, map[string]any{"mayastor.enabled": false, "lvm-localpv.enabled": false, "zfs-localpv.enabled": false}, "")
+	values := k.openebs(t, map[string]any{"engines.local.lvm.enabled": false, "engines.local.zfs.enabled": false}, "")
 	if _, err := k.c.Install(ctx, helm.Release{
 		Name: "openebs", Namespace: k.ns, CreateNamespace: true,
 		Chart: k.chart(t, "openebs", "4.0.1"), Values: values, Wait: true, Timeout: 2 * time.Minute,
 	}); err != nil {
 		t.Fatal(err)
 	}
-	newer := k.chart(t, "openebs", "4.3.0")
-	// An upgrade to 4.3.0 was interrupted: revision 2 is pending-upgrade.
+	newer := k.chart(t, "openebs", "4.4.0")
+	// An upgrade to 4.4.0 was interrupted: revision 2 is pending-upgrade.
 	storeAs(t, k, func(cfg *action.Configuration) {
 		r1, err := cfg.Releases.Get("openebs", 1)
 		if err != nil {
@@ -541,8 +600,8 @@ func TestIntegrationRecoverPendingUpgrade(t *testing.T) {
 	}
 	// The upgrade that was blocked now goes through.
 	if st, err := k.c.Upgrade(ctx, helm.Release{Name: "openebs", Namespace: k.ns, Chart: newer,
-		Values: k.values(t, map[string]any{"engines.replicated.mayastor.enabled": false, "engines.local.lvm.enabled": false, "engines.local.zfs.enabled": false, "loki.enabled": false, "alloy.enabled": false}, ""),
-		Wait:   true, Timeout: 2 * time.Minute}); err != nil || st.ChartVersion != "4.3.0" {
+		Values: k.openebs(t, map[string]any{"engines.local.lvm.enabled": false, "engines.local.zfs.enabled": false, "alloy.enabled": false}, ""),
+		Wait:   true, Timeout: 2 * time.Minute}); err != nil || st.ChartVersion != "4.4.0" {
 		t.Fatalf("upgrade after recovery: %v", err)
 	}
 

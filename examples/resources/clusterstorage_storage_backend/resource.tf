@@ -1,18 +1,37 @@
-# OpenEBS LocalPV hostpath only (Mayastor, LVM, ZFS, Loki and Alloy off): about 180 MB.
+# OpenEBS LocalPV hostpath only (Mayastor, LVM, ZFS, Loki and Alloy off).
 resource "clusterstorage_storage_backend" "openebs" {
   type = "openebs"
-  # version = "4.3.0" (the pinned default); repository https://openebs.github.io/openebs
+  # version = "4.4.0" (the pinned default; 4.0.x, 4.1.x, 4.2.x and 4.4.x are accepted);
+  # repository https://openebs.github.io/openebs
 
   openebs = {
     hostpath_base_path     = "/mnt/disks/openebs"
     hostpath_default_class = true
+    # The cluster already has the VolumeSnapshot CRDs (e.g. from a snapshot controller): leave them.
+    volume_snapshot_crds = false
   }
 }
 
-# Longhorn on a small cluster: two replicas, data kept close to its pod.
+# Mayastor on three nodes labelled openebs.io/engine=mayastor (its io-engine runs only there;
+# its etcd wants three nodes). A missing label or too few nodes fail the apply before installing.
+resource "clusterstorage_storage_backend" "mayastor" {
+  type         = "openebs"
+  namespace    = "mayastor"
+  release_name = "mayastor" # its class is mayastor-single-replica
+  preflight    = true       # hugepages and nvme_tcp on each labelled node, over SSH
+
+  openebs = {
+    mayastor_enabled    = true
+    hostpath_class_name = "mayastor-hostpath"
+  }
+}
+
+# Longhorn on a small cluster: two replicas, data kept close to its pod. Longhorn upgrades one
+# minor version at a time: from 1.10.x, set 1.11.3 and apply, then 1.12.1 (a skip or a downgrade
+# is refused at plan, naming the versions to go through).
 resource "clusterstorage_storage_backend" "longhorn" {
   type    = "longhorn"
-  version = "1.8.1"
+  version = "1.12.1"
 
   longhorn = {
     default_replica_count = 2
@@ -44,8 +63,8 @@ resource "clusterstorage_storage_backend" "offline" {
   type       = "openebs"
   namespace  = "openebs-offline"
   repository = ""
-  chart      = "${path.module}/charts/openebs-4.3.0.tgz"
-  version    = "4.3.0"
+  chart      = "${path.module}/charts/openebs-4.4.0.tgz"
+  version    = "4.4.0"
 }
 
 output "backend_memory_requests_bytes" {
