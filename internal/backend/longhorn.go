@@ -1,6 +1,21 @@
 package backend
 
-import "strconv"
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	k8stypes "k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/helm"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
+)
 
 // longhornSettings are the typed settings of a Longhorn install.
 type longhornSettings struct {
@@ -70,4 +85,123 @@ func longhornFromValues(live map[string]any) longhornSettings {
 	s.DefaultClass = lookupBool(live, keyLonghornDefaultClass, s.DefaultClass)
 	s.UIEnabled = lookupInt(live, keyLonghornUIReplicas, 1) != 0
 	return s
+}
+
+// Longhorn's custom resources the provider reads or changes.
+var (
+	longhornSettingGVR = schema.GroupVersionResource{Group: "longhorn.io", Version: "v1beta2", Resource: "settings"}
+	longhornVolumeGVR  = schema.GroupVersionResource{Group: "longhorn.io", Version: "v1beta2", Resource: "volumes"}
+)
+
+// longhornVolumes lists Longhorn's own volumes (volumes.longhorn.io, any namespace) that are not
+// among listed already as the volume handle of a PersistentVolume: volumes made in Longhorn's UI
+// or left after their PersistentVolume was deleted. Without the CRD there are none.
+func (r *Resource) longhornVolumes(ctx context.Context, listed []guardedVolume) ([]guardedVolume, error) {
+	dyn, err := r.data.Kube.Dynamic()
+	if err != nil {
+		return nil, err
+	}
+	list, err := dyn.Resource(longhornVolumeGVR).Namespace("").List(ctx, metav1.ListOptions{})
+	if kube.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing volumes.longhorn.io: %w", err)
+	}
+	// Longhorn names a PV's volume after the PV (its CSI volumeHandle).
+	known := map[string]bool{}
+	for _, v := range listed {
+		if v.Kind == "PersistentVolume" {
+			known[v.Name] = true
+		}
+	}
+	var out []guardedVolume
+	for _, item := range list.Items {
+		pvName, _, _ := unstructured.NestedString(item.Object, "status", "kubernetesStatus", "pvName")
+		if known[item.GetName()] || (pvName != "" && known[pvName]) {
+			continue
+		}
+		state, _, _ := unstructured.NestedString(item.Object, "status", "state")
+		v := guardedVolume{Kind: "Longhorn volume", Name: item.GetNamespace() + "/" + item.GetName(), Driver: "driver.longhorn.io", State: state}
+		if ns, _, _ := unstructured.NestedString(item.Object, "status", "kubernetesStatus", "namespace"); ns != "" {
+			if pvc, _, _ := unstructured.NestedString(item.Object, "status", "kubernetesStatus", "pvcName"); pvc != "" {
+				v.Claim = ns + "/" + pvc
+			}
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// confirmLonghornDeletion sets Longhorn's deleting-confirmation-flag on its Setting object (what
+// the chart's pre-delete hook, `longhorn-manager uninstall`, checks), by a merge patch of
+// settings.longhorn.io in the release namespace. It is called only once the destroy guard passed
+// (or with force_destroy). A Helm upgrade of defaultSettings.deletingConfirmationFlag would run
+// the chart's pre-upgrade hook first, which with the real chart made destroy time out. Without
+// the Setting (longhorn-manager never ran) there is nothing to set; the uninstall then says why
+// it cannot proceed.
+func (r *Resource) confirmLonghornDeletion(ctx context.Context, namespace string) diag.Diagnostics {
+	var diags diag.Diagnostics
+	dyn, err := r.data.Kube.Dynamic()
+	if err != nil {
+		diags.AddError("Setting Longhorn's "+longhornDeletingFlag+" failed", "The Kubernetes dynamic client is not available: "+err.Error())
+		return diags
+	}
+	got, err := dyn.Resource(longhornSettingGVR).Namespace(namespace).Patch(ctx, longhornDeletingFlag,
+		k8stypes.MergePatchType, []byte(`{"value":"true"}`), metav1.PatchOptions{})
+	if kube.IsNotFound(err) {
+		tflog.Warn(ctx, "Longhorn has no "+longhornDeletingFlag+" setting to set before the uninstall", map[string]any{"namespace": namespace})
+		return diags
+	}
+	if err != nil {
+		diags.AddError("Setting Longhorn's "+longhornDeletingFlag+" failed",
+			fmt.Sprintf("Longhorn refuses to uninstall unless settings.longhorn.io %s/%s is \"true\", and patching it failed: %v. Nothing was uninstalled. "+
+				"Check that longhorn-manager (its admission webhook) is running in namespace %s, then destroy again.", namespace, longhornDeletingFlag, err, namespace))
+		return diags
+	}
+	if v, _, _ := unstructured.NestedString(got.Object, "value"); v != "true" {
+		diags.AddError("Setting Longhorn's "+longhornDeletingFlag+" failed",
+			fmt.Sprintf("After the patch, settings.longhorn.io %s/%s has value %q, not \"true\". Nothing was uninstalled.", namespace, longhornDeletingFlag, v))
+		return diags
+	}
+	tflog.Info(ctx, "set Longhorn setting "+longhornDeletingFlag+" to true", map[string]any{"namespace": namespace})
+	return diags
+}
+
+// prepareLonghornClassChange deletes the `longhorn` StorageClass before an upgrade that changes
+// its parameters, when Helm itself manages the class: a StorageClass's parameters are immutable,
+// so Helm could not patch it. (Real Longhorn renders the class only into a ConfigMap and its
+// manager re-creates the class; there this does nothing.)
+func prepareLonghornClassChange(ctx context.Context, client kubernetes.Interface, live *helm.Status, values map[string]any) diag.Diagnostics {
+	var diags diag.Diagnostics
+	objs, err := live.Objects()
+	if err != nil {
+		return diags
+	}
+	direct := false
+	for _, o := range objs {
+		if o.Kind == "StorageClass" && o.Name == longhornClassName && o.EmbeddedIn == "" {
+			direct = true
+		}
+	}
+	if !direct {
+		return diags
+	}
+	sc, err := client.StorageV1().StorageClasses().Get(ctx, longhornClassName, metav1.GetOptions{})
+	if err != nil {
+		return diags
+	}
+	wantReplicas := fmt.Sprint(lookupInt(values, keyLonghornClassReplicas, defaultLonghornReplicas))
+	wantLocality := lookupString(values, keyLonghornClassLocality, defaultLonghornLocality)
+	if sc.Parameters["numberOfReplicas"] == wantReplicas && sc.Parameters["dataLocality"] == wantLocality {
+		return diags
+	}
+	tflog.Info(ctx, "deleting StorageClass longhorn before the upgrade: its parameters change and are immutable",
+		map[string]any{"numberOfReplicas": wantReplicas, "dataLocality": wantLocality})
+	if err := client.StorageV1().StorageClasses().Delete(ctx, longhornClassName, metav1.DeleteOptions{}); err != nil && !kube.IsNotFound(err) {
+		diags.AddError("Deleting StorageClass longhorn failed",
+			"Its parameters change with this upgrade and cannot be patched, so it is re-created: "+err.Error()+
+				". Delete it by hand (`kubectl delete storageclass longhorn`; its volumes are not affected) and apply again.")
+	}
+	return diags
 }

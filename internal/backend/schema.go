@@ -96,6 +96,16 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 			"repository_ca_file": schema.StringAttribute{
 				Optional: true, MarkdownDescription: "PEM file of the CA that signed the repository's or registry's certificate.",
 			},
+			"repository_cert_file": schema.StringAttribute{
+				Optional: true, MarkdownDescription: "PEM client certificate for a repository or registry that requires TLS client authentication (with `repository_key_file`).",
+			},
+			"repository_key_file": schema.StringAttribute{
+				Optional: true, MarkdownDescription: "PEM private key of `repository_cert_file`.",
+			},
+			"repository_insecure_skip_verify": schema.BoolAttribute{
+				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+				MarkdownDescription: "Do not verify the repository's or registry's TLS certificate (default: `false`). Prefer `repository_ca_file`.",
+			},
 			"repository_plain_http": schema.BoolAttribute{
 				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
 				MarkdownDescription: "Talk to an `oci://` registry over plain http (default: `false`).",
@@ -149,10 +159,11 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 					"ui_enabled":    boolSetting(true, "Run the Longhorn UI (`false` sets `longhornUI.replicas` to 0)"),
 				},
 			},
-			"values": schema.StringAttribute{
-				Optional: true,
-				MarkdownDescription: "Raw chart values as a YAML document, applied after the typed settings. A value that contradicts a typed setting " +
-					"is an error at plan: change the typed setting instead.",
+			"values": schema.ListAttribute{
+				Optional: true, ElementType: types.StringType,
+				MarkdownDescription: "Raw chart values: a list of YAML documents (e.g. `[file(\"values.yaml\"), yamlencode({...})]`), applied after the " +
+					"typed settings and merged in order, each over the ones before it (maps key by key; lists and scalars replaced), like repeated " +
+					"`helm -f`. A value that contradicts a typed setting is an error at plan: change the typed setting instead.",
 			},
 			"set": schema.ListNestedAttribute{
 				Optional:            true,
@@ -169,6 +180,28 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 						Validators:          []validator.String{stringvalidator.OneOf("auto", "string")},
 					},
 				}},
+			},
+			"set_sensitive": schema.ListNestedAttribute{
+				Optional: true,
+				MarkdownDescription: "Like `set`, applied after it, for secrets: the values are kept out of plan output, state diffs and logs " +
+					"(Helm itself stores them in the release, as it stores every value).",
+				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"name": schema.StringAttribute{
+						Required: true, MarkdownDescription: "Value path, as in `set`.",
+						Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
+					},
+					"value": schema.StringAttribute{Required: true, Sensitive: true, MarkdownDescription: "The value."},
+					"type": schema.StringAttribute{
+						Optional: true, Computed: true, Default: stringdefault.StaticString("auto"),
+						MarkdownDescription: "`auto` or `string`, as in `set` (default: `auto`).",
+						Validators:          []validator.String{stringvalidator.OneOf("auto", "string")},
+					},
+				}},
+			},
+			"max_history": schema.Int64Attribute{
+				Optional: true, Computed: true, Default: int64default.StaticInt64(defaultMaxHistory),
+				MarkdownDescription: fmt.Sprintf("Release revisions Helm keeps; older ones are deleted on upgrade. `0` keeps all (default: `%d`).", defaultMaxHistory),
+				Validators:          []validator.Int64{int64validator.AtLeast(0)},
 			},
 			"wait": schema.BoolAttribute{
 				Optional: true, Computed: true, Default: booldefault.StaticBool(true),
