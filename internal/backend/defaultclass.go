@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/helm"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
 )
 
@@ -17,11 +18,21 @@ const k3sDefaultClassNote = "On k3s, the `local-path` class gets its default mar
 	"re-applies its packaged local-storage manifest on startup) unless that add-on is disabled: start k3s with " +
 	"`--disable local-storage`, or put `disable: [local-storage]` in /etc/rancher/k3s/config.yaml."
 
-// defaultClassOf returns the StorageClass the backend's values make the cluster's default, if any.
-func defaultClassOf(s spec, values map[string]any) (string, bool) {
+// defaultClassOf returns the StorageClass the backend's values make the cluster's default, if
+// any. Longhorn's is the class it renders into ConfigMap longhorn-storageclass (always
+// `longhorn` in the real chart; longhorn-manager creates it after the install, which does not
+// matter here: only the other classes are changed).
+func defaultClassOf(s spec, values map[string]any, objs []helm.Object) (string, bool) {
 	switch s.Type {
 	case typeLonghorn:
-		return longhornClassName, lookupBool(values, keyLonghornDefaultClass, true)
+		class := longhornClassName
+		for _, o := range objs {
+			if o.Kind == "StorageClass" && o.EmbeddedIn == "ConfigMap/"+longhornClassConfigMap {
+				class = o.Name
+				break
+			}
+		}
+		return class, lookupBool(values, keyLonghornDefaultClass, true)
 	case typeOpenEBS:
 		return lookupString(values, keyHostpathClassName, defaultHostpathClassName), lookupBool(values, keyHostpathDefault, false)
 	}
@@ -31,9 +42,13 @@ func defaultClassOf(s spec, values map[string]any) (string, bool) {
 // demoteOtherDefaults, when the backend's class is the default, takes the default mark from
 // every other class in the same apply (as clusterstorage_storage_class does), so claims without
 // a class get the backend's. What it changed is a warning.
-func demoteOtherDefaults(ctx context.Context, client kubernetes.Interface, s spec, values map[string]any) diag.Diagnostics {
+func demoteOtherDefaults(ctx context.Context, client kubernetes.Interface, s spec, st *helm.Status) diag.Diagnostics {
 	var diags diag.Diagnostics
-	class, isDefault := defaultClassOf(s, values)
+	objs, err := st.Objects()
+	if err != nil {
+		objs = nil // the default class name then falls back to the chart's own default
+	}
+	class, isDefault := defaultClassOf(s, st.Values, objs)
 	if !isDefault {
 		return diags
 	}

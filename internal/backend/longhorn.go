@@ -34,6 +34,7 @@ const (
 	// The StorageClass Longhorn renders (from ConfigMap longhorn-storageclass) and the Setting
 	// that guards its uninstall.
 	longhornClassName         = "longhorn"
+	longhornClassConfigMap    = "longhorn-storageclass"
 	longhornDeletingFlag      = "deleting-confirmation-flag"
 	keyLonghornDeletingFlag   = "defaultSettings.deletingConfirmationFlag"
 	keyLonghornClassReplicas  = "persistence.defaultClassReplicaCount"

@@ -203,7 +203,7 @@ func (r *Resource) Create(ctx context.Context, req resource.CreateRequest, resp 
 	resp.Diagnostics.Append(observe(ctx, hc, &plan, st)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateDrift, nil)...)
-	resp.Diagnostics.Append(demoteOtherDefaults(ctx, client, s, rel.Values)...)
+	resp.Diagnostics.Append(demoteOtherDefaults(ctx, client, s, st)...)
 }
 
 // Read compares the live release with state: a missing release is removed from state, a
@@ -361,7 +361,7 @@ func (r *Resource) Update(ctx context.Context, req resource.UpdateRequest, resp 
 	resp.Diagnostics.Append(observe(ctx, hc, &plan, st)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateDrift, nil)...)
-	resp.Diagnostics.Append(demoteOtherDefaults(ctx, client, s, rel.Values)...)
+	resp.Diagnostics.Append(demoteOtherDefaults(ctx, client, s, st)...)
 }
 
 // Delete uninstalls the release. It refuses while any volume of the backend's drivers exists

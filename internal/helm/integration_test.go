@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -559,7 +560,27 @@ func TestIntegrationRecoverPendingUpgrade(t *testing.T) {
 		r2.Chart = newer
 		r2.SetStatus(release.StatusPendingUpgrade, "Preparing upgrade")
 		abandoned(&r2)
+		// Labels as Helm copies them from revision 1: the upgrade was someone else's.
+		r2.Labels = map[string]string{}
+		for k, v := range r1.Labels {
+			r2.Labels[k] = v
+		}
 		if err := cfg.Releases.Create(&r2); err != nil {
+			t.Fatal(err)
+		}
+	})
+	var notOwned *helm.NotOwnedError
+	if _, err := k.c.Recover(ctx, "openebs", k.ns, time.Minute, 10); !errors.As(err, &notOwned) || !notOwned.Inherited {
+		t.Fatalf("recovering a pending upgrade with labels copied from our revision: %v, want an inherited NotOwnedError", err)
+	}
+	// As this client's own interrupted upgrade labels it.
+	storeAs(t, k, func(cfg *action.Configuration) {
+		r2, err := cfg.Releases.Get("openebs", 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r2.Labels[helm.RevisionLabel] = "2"
+		if err := cfg.Releases.Update(r2); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -612,6 +633,7 @@ func TestIntegrationRecoverPendingUpgrade(t *testing.T) {
 		next.Version = last.Version + 1
 		next.SetStatus(release.StatusPendingRollback, "Rollback underway")
 		abandoned(&next)
+		next.Labels = map[string]string{helm.OwnerLabel: testOwner, helm.RevisionLabel: strconv.Itoa(next.Version)}
 		if err := cfg.Releases.Create(&next); err != nil {
 			t.Fatal(err)
 		}

@@ -25,6 +25,11 @@ const (
 	// that wrote the revision: while it has not passed, that operation may
 	// still be running and Recover leaves the release alone.
 	TimeoutLabel = "clusterstorage.io/operation-timeout"
+	// RevisionLabel is the revision the labelled install or upgrade made.
+	// Helm copies a release's labels into every later revision (a person's
+	// `helm upgrade` too), so a pending revision is this client's own only
+	// when this label names it.
+	RevisionLabel = "clusterstorage.io/revision"
 )
 
 // recoverSkew is added to a pending operation's timeout before Recover treats
@@ -145,7 +150,7 @@ func (c *Client) Install(ctx context.Context, rel Release) (*Status, error) {
 	act.WaitForJobs = rel.Wait
 	act.Atomic = rel.Wait
 	act.Description = rel.Description
-	act.Labels = c.labels(act.Timeout)
+	act.Labels = c.labels(act.Timeout, 1)
 	c.log("helm install %s in namespace %s: chart %s %s (wait=%t, timeout=%s)", rel.Name, rel.Namespace, rel.Chart.Metadata.Name, rel.Chart.Metadata.Version, rel.Wait, act.Timeout)
 	r, err := act.RunWithContext(ctx, rel.Chart, copyValues(rel.Values))
 	if err != nil {
@@ -176,7 +181,9 @@ func (c *Client) Upgrade(ctx context.Context, rel Release) (*Status, error) {
 	act.ResetValues = true
 	act.MaxHistory = rel.MaxHistory
 	act.Description = rel.Description
-	act.Labels = c.labels(act.Timeout)
+	if last, err := cfg.Releases.Last(rel.Name); err == nil {
+		act.Labels = c.labels(act.Timeout, last.Version+1)
+	}
 	c.log("helm upgrade %s in namespace %s: chart %s %s (wait=%t, timeout=%s)", rel.Name, rel.Namespace, rel.Chart.Metadata.Name, rel.Chart.Metadata.Version, rel.Wait, act.Timeout)
 	r, err := act.RunWithContext(ctx, rel.Name, rel.Chart, copyValues(rel.Values))
 	if err != nil {
@@ -300,14 +307,21 @@ type NotOwnedError struct {
 	Revision        int
 	// Owner is the release's OwnerLabel ("" when it has none).
 	Owner string
+	// Inherited: the revision carries the owner's labels only because Helm
+	// copied them from an earlier revision (RevisionLabel names another one):
+	// someone else's operation on the owner's release.
+	Inherited bool
 }
 
 func (e *NotOwnedError) Error() string {
 	by := "has no " + OwnerLabel + " label"
-	if e.Owner != "" {
+	switch {
+	case e.Inherited:
+		by = fmt.Sprintf("was not written by %s (its labels are copied from an earlier revision)", e.Owner)
+	case e.Owner != "":
 		by = fmt.Sprintf("is labelled %s=%s", OwnerLabel, e.Owner)
 	}
-	return fmt.Sprintf("release %s/%s is %s at revision %d and %s: it was not made by this provider, so it is not repaired "+
+	return fmt.Sprintf("release %s/%s is %s at revision %d and %s: that operation was not started by this provider, so it is not repaired "+
 		"(another Helm operation, e.g. a person's `helm upgrade`, may still be running on it)", e.Namespace, e.Name, e.Status, e.Revision, by)
 }
 
@@ -363,8 +377,10 @@ func (c *Client) Recover(ctx context.Context, name, namespace string, timeout ti
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	if owner := last.Labels[OwnerLabel]; c.owner == "" || owner != c.owner {
-		return "", &NotOwnedError{Name: name, Namespace: namespace, Status: stuck.String(), Revision: last.Version, Owner: owner}
+	owner := last.Labels[OwnerLabel]
+	if c.owner == "" || owner != c.owner || last.Labels[RevisionLabel] != strconv.Itoa(last.Version) {
+		return "", &NotOwnedError{Name: name, Namespace: namespace, Status: stuck.String(), Revision: last.Version, Owner: owner,
+			Inherited: owner != "" && last.Labels[RevisionLabel] != strconv.Itoa(last.Version)}
 	}
 	bound := timeout
 	if secs, err := strconv.Atoi(last.Labels[TimeoutLabel]); err == nil && secs > 0 {
@@ -421,13 +437,13 @@ func (c *Client) Recover(ctx context.Context, name, namespace string, timeout ti
 	return why + "; it has no deployed revision to roll back to, so it was marked failed and the next upgrade can run.", nil
 }
 
-// labels returns the release labels of an install or upgrade bounded by
-// timeout: none without an owner.
-func (c *Client) labels(timeout time.Duration) map[string]string {
+// labels returns the release labels of an install or upgrade that makes
+// revision and is bounded by timeout: none without an owner.
+func (c *Client) labels(timeout time.Duration, revision int) map[string]string {
 	if c.owner == "" {
 		return nil
 	}
-	return map[string]string{OwnerLabel: c.owner, TimeoutLabel: strconv.Itoa(int(timeout.Seconds()))}
+	return map[string]string{OwnerLabel: c.owner, TimeoutLabel: strconv.Itoa(int(timeout.Seconds())), RevisionLabel: strconv.Itoa(revision)}
 }
 
 func copyValues(v map[string]any) map[string]any {
