@@ -51,6 +51,7 @@ type guard struct {
 
 func newGuard(t *testing.T) *guard {
 	t.Helper()
+	acctest.Kube(t) // skips outside an acceptance run
 	rc, err := clientcmd.BuildConfigFromFlags("", acctest.Kubeconfig())
 	if err != nil {
 		t.Fatal(err)

@@ -40,8 +40,12 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "A storage system (Longhorn or OpenEBS) installed as a Helm release through the Helm SDK, with typed, " +
 			"version-aware settings. Installs and upgrades are atomic (a failed install is removed, a failed upgrade rolled back), " +
-			"a release left pending by an interrupted apply is repaired on the next apply, changes made with `helm` show as a diff, " +
-			"destroy refuses while claims of the backend's StorageClasses exist, and `footprint` reports what the backend's pods ask for.\n\n" +
+			"a release this provider installed and an interrupted apply left pending is repaired on the next apply (never a release someone else made, " +
+			"nor one whose operation may still be running), changes made with `helm` show as a diff, destroy refuses while any volume of the " +
+			"backend's drivers exists (on any StorageClass, Released ones too), a backend whose class is the default takes the mark from the " +
+			"other classes, and `footprint` reports what the backend's pods ask for.\n\n" +
+			"Releases the provider installs carry the Helm release labels `clusterstorage.io/managed-by`, `clusterstorage.io/operation-timeout` " +
+			"and `clusterstorage.io/revision` (`helm get metadata`).\n\n" +
 			fmt.Sprintf("Supported chart versions: Longhorn %s (default `%s`); OpenEBS %s (default `%s`).", lh.supportedText(), lh.Version, oe.supportedText(), oe.Version),
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
@@ -131,7 +135,8 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 						MarkdownDescription: "Name of the hostpath StorageClass (`localpv-provisioner.hostpathClass.name`; default: `" + defaultHostpathClassName + "`).",
 						Validators:          []validator.String{validate.DNSSubdomain()},
 					},
-					"hostpath_default_class": boolSetting(false, "Make the hostpath StorageClass the cluster's default class (`localpv-provisioner.hostpathClass.isDefaultClass`)"),
+					"hostpath_default_class": boolSetting(false, "Make the hostpath StorageClass the cluster's default class (`localpv-provisioner.hostpathClass.isDefaultClass`); "+
+						"every other class loses the default mark in the same apply. "+k3sDefaultClassNote),
 				},
 			},
 			"longhorn": schema.SingleNestedAttribute{
@@ -155,7 +160,8 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 						MarkdownDescription: "Where Longhorn keeps replica data on each node (`defaultSettings.defaultDataPath`; default: `" + defaultLonghornDataPath + "`).",
 						Validators:          []validator.String{stringvalidator.RegexMatches(regexp.MustCompile(`^/`), "must be an absolute path")},
 					},
-					"default_class": boolSetting(true, "Make the `longhorn` StorageClass the cluster's default class (`persistence.defaultClass`)"),
+					"default_class": boolSetting(true, "Make the `longhorn` StorageClass the cluster's default class (`persistence.defaultClass`); "+
+						"every other class loses the default mark in the same apply. "+k3sDefaultClassNote),
 					"ui_enabled":    boolSetting(true, "Run the Longhorn UI (`false` sets `longhornUI.replicas` to 0)"),
 				},
 			},
@@ -210,7 +216,13 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 			},
 			"force_destroy": schema.BoolAttribute{
 				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
-				MarkdownDescription: "Uninstall even while PersistentVolumeClaims of the backend's StorageClasses exist (default: `false`: destroy refuses and lists them).",
+				MarkdownDescription: "Uninstall even while the backend serves volumes (default: `false`). Without it, destroy refuses while any " +
+					"PersistentVolume of the backend's drivers exists, in any phase (Bound, Released under `Retain`, ...) and on any StorageClass " +
+					"(a class you made for `driver.longhorn.io` too), while a claim of such a class waits for its volume, and for Longhorn while " +
+					"any `volumes.longhorn.io` object exists; it lists each with its claim and class. The drivers: Longhorn `driver.longhorn.io`; " +
+					"OpenEBS `openebs.io/local`, `io.openebs.csi-mayastor`, `local.csi.openebs.io` (LVM), `zfs.csi.openebs.io`, `rawfile.csi.openebs.io`. " +
+					"The release's own claims (its StatefulSets' volumeClaimTemplates: Mayastor's etcd, Loki, MinIO) do not count. " +
+					"For Longhorn, `deleting-confirmation-flag` is set (on its Setting object) only once this check passed or with `force_destroy`.",
 			},
 			"preflight": schema.BoolAttribute{
 				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
