@@ -162,7 +162,7 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 					},
 					"default_class": boolSetting(true, "Make the `longhorn` StorageClass the cluster's default class (`persistence.defaultClass`); "+
 						"every other class loses the default mark in the same apply. "+k3sDefaultClassNote),
-					"ui_enabled":    boolSetting(true, "Run the Longhorn UI (`false` sets `longhornUI.replicas` to 0)"),
+					"ui_enabled": boolSetting(true, "Run the Longhorn UI (`false` sets `longhornUI.replicas` to 0)"),
 				},
 			},
 			"values": schema.ListAttribute{
