@@ -44,6 +44,8 @@ type guard struct {
 	repo  string
 	class string
 	dyn   dynamic.Interface
+	// api is where the fixture's hook Jobs reach the API server (acctest.StartAPIProxy).
+	api string
 	// defaultClass is the backend's default_class (false unless a test is about it: other
 	// tests' claims without a class rely on the cluster's default).
 	defaultClass bool
@@ -65,6 +67,7 @@ func newGuard(t *testing.T) *guard {
 	g.removeCRDsAtEnd(t)
 	g.fixture = newFixture(t)
 	g.repo = acctest.StartChartRepo(t, guardChartsDir())
+	g.api = acctest.StartAPIProxy(t)
 	return g
 }
 
@@ -84,11 +87,12 @@ resource "clusterstorage_storage_backend" "test" {
   set = [
     { name = "fixture.className", value = %q },
     { name = "fixture.failPreUpgrade", value = "%t" },
+    { name = "fixture.apiServer", value = %q },
 %s
   ]
 %s
 }
-`, g.repo, g.ns, g.defaultClass, g.class, !upgrades, sets, extra)
+`, g.repo, g.ns, g.defaultClass, g.class, !upgrades, g.api, sets, extra)
 }
 
 // removeCRDsAtEnd deletes the fixture's Longhorn CRDs after the test if the test made them
@@ -280,7 +284,7 @@ func TestAccStorageBackend_guardByDriver(t *testing.T) {
 				},
 				Config:      config,
 				Destroy:     true,
-				ExpectError: acctest.ErrorWords(fmt.Sprintf("Longhorn volume %s/%s (detached): no claim, no class", g.ns, lhVolume)),
+				ExpectError: acctest.ErrorWords(fmt.Sprintf("Longhorn volume %s/%s (driver.longhorn.io, detached): no claim, no class", g.ns, lhVolume)),
 			},
 			{
 				PreConfig: func() {
