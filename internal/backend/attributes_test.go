@@ -43,10 +43,13 @@ resource "clusterstorage_storage_backend" "test" {
     "",
     yamlencode({ longhornManager = { resources = { requests = { cpu = %q } } } }),
   ]
-  set           = [{ name = "fixture.className", value = %q }]
+  set = [
+    { name = "fixture.className", value = %q },
+    { name = "fixture.apiServer", value = %q },
+  ]
   set_sensitive = [%s]
 }
-`, repo.URL, repo.CertFile, repo.KeyFile, insecure, g.ns, cpu, g.class, sensitive)
+`, repo.URL, repo.CertFile, repo.KeyFile, insecure, g.ns, cpu, g.class, g.api, sensitive)
 	}
 	token := fmt.Sprintf(`{ name = "fixture.token", value = %q }`, secret)
 	footprint := func(cpu int64) []statecheck.StateCheck {

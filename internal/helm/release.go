@@ -109,8 +109,14 @@ func (s *Status) Objects() ([]Object, error) { return ParseManifest(s.Manifest) 
 
 func statusOf(r *release.Release) *Status {
 	s := &Status{Name: r.Name, Namespace: r.Namespace, Revision: r.Version, Manifest: r.Manifest, Values: r.Config, Labels: map[string]string{}}
+	system := map[string]bool{}
+	for _, k := range driver.GetSystemLabels() {
+		system[k] = true
+	}
 	for k, v := range r.Labels {
-		s.Labels[k] = v
+		if !system[k] {
+			s.Labels[k] = v
+		}
 	}
 	if r.Info != nil {
 		s.Status = r.Info.Status.String()
