@@ -365,8 +365,9 @@ func (r *Resource) Update(ctx context.Context, req resource.UpdateRequest, resp 
 }
 
 // Delete uninstalls the release. It refuses while any volume of the backend's drivers exists
-// (guard.go) unless force_destroy; only then, for Longhorn, it sets deleting-confirmation-flag so
-// the chart's pre-delete hook lets the uninstall proceed.
+// (guard.go) unless force_destroy, and while someone else's Helm operation on the release is
+// pending; only then, for Longhorn, it sets deleting-confirmation-flag so the chart's pre-delete
+// hook lets the uninstall proceed.
 func (r *Resource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	var state model
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
@@ -395,6 +396,16 @@ func (r *Resource) Delete(ctx context.Context, req resource.DeleteRequest, resp 
 	resp.Diagnostics.Append(r.guard(ctx, client, s, st)...)
 	if resp.Diagnostics.HasError() {
 		return
+	}
+	if st.Pending() {
+		// Never uninstall under someone else's operation; repair an abandoned one of ours first.
+		resp.Diagnostics.Append(recoverPending(ctx, hc, s, timeout)...)
+		if resp.Diagnostics.HasError() {
+			return
+		}
+		if _, err := hc.Get(s.ReleaseName, s.Namespace); errors.Is(err, helm.ErrNotFound) {
+			return
+		}
 	}
 	if s.Type == typeLonghorn {
 		resp.Diagnostics.Append(r.confirmLonghornDeletion(ctx, s.Namespace)...)
