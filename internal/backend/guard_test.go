@@ -53,7 +53,9 @@ type guard struct {
 
 func newGuard(t *testing.T) *guard {
 	t.Helper()
-	acctest.Kube(t) // skips outside an acceptance run
+	// Longhorn's CRDs (and, in the shared fixtures, its class) are cluster-wide: one Longhorn
+	// test at a time. Taken first, so that it is released last.
+	acctest.LockCluster(t, acctest.Kube(t), acctest.LockLonghorn)
 	rc, err := clientcmd.BuildConfigFromFlags("", acctest.Kubeconfig())
 	if err != nil {
 		t.Fatal(err)

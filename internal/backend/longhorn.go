@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	k8stypes "k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/yaml"
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/helm"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
@@ -33,17 +35,20 @@ const (
 
 	// The StorageClass Longhorn renders (from ConfigMap longhorn-storageclass) and the Setting
 	// that guards its uninstall.
-	longhornClassName         = "longhorn"
-	longhornClassConfigMap    = "longhorn-storageclass"
-	longhornDeletingFlag      = "deleting-confirmation-flag"
-	keyLonghornDeletingFlag   = "defaultSettings.deletingConfirmationFlag"
-	keyLonghornClassReplicas  = "persistence.defaultClassReplicaCount"
-	keyLonghornClassLocality  = "persistence.defaultDataLocality"
-	keyLonghornDefaultClass   = "persistence.defaultClass"
-	keyLonghornReplicaSetting = "defaultSettings.defaultReplicaCount"
-	keyLonghornLocalitySet    = "defaultSettings.defaultDataLocality"
-	keyLonghornDataPath       = "defaultSettings.defaultDataPath"
-	keyLonghornUIReplicas     = "longhornUI.replicas"
+	longhornClassName      = "longhorn"
+	longhornClassConfigMap = "longhorn-storageclass"
+	// The ConfigMap of default settings longhorn-manager applies to its Setting objects.
+	longhornDefaultSettingConfigMap = "longhorn-default-setting"
+	longhornDefaultSettingKey       = "default-setting.yaml"
+	longhornDeletingFlag            = "deleting-confirmation-flag"
+	keyLonghornDeletingFlag         = "defaultSettings.deletingConfirmationFlag"
+	keyLonghornClassReplicas        = "persistence.defaultClassReplicaCount"
+	keyLonghornClassLocality        = "persistence.defaultDataLocality"
+	keyLonghornDefaultClass         = "persistence.defaultClass"
+	keyLonghornReplicaSetting       = "defaultSettings.defaultReplicaCount"
+	keyLonghornLocalitySet          = "defaultSettings.defaultDataLocality"
+	keyLonghornDataPath             = "defaultSettings.defaultDataPath"
+	keyLonghornUIReplicas           = "longhornUI.replicas"
 )
 
 func defaultLonghornSettings() longhornSettings {
@@ -134,38 +139,73 @@ func (r *Resource) longhornVolumes(ctx context.Context, listed []guardedVolume) 
 	return out, nil
 }
 
-// confirmLonghornDeletion sets Longhorn's deleting-confirmation-flag on its Setting object (what
-// the chart's pre-delete hook, `longhorn-manager uninstall`, checks), by a merge patch of
-// settings.longhorn.io in the release namespace. It is called only once the destroy guard passed
-// (or with force_destroy). A Helm upgrade of defaultSettings.deletingConfirmationFlag would run
-// the chart's pre-upgrade hook first, which with the real chart made destroy time out. Without
-// the Setting (longhorn-manager never ran) there is nothing to set; the uninstall then says why
-// it cannot proceed.
-func (r *Resource) confirmLonghornDeletion(ctx context.Context, namespace string) diag.Diagnostics {
+// confirmLonghornDeletion sets Longhorn's deleting-confirmation-flag to "true" where Longhorn
+// keeps it, without a Helm upgrade (an upgrade runs the chart's pre-upgrade hook first, which
+// with the real chart made destroy time out): on its Setting object (settings.longhorn.io, what
+// the chart's pre-delete hook, `longhorn-manager uninstall`, checks), by a merge patch; and in
+// the ConfigMap longhorn-default-setting that longhorn-manager applies to the Setting objects,
+// so that a manager syncing it cannot set the flag back. It is called only once the destroy
+// guard passed (or with force_destroy). What does not exist (longhorn-manager never ran, a chart
+// without the ConfigMap) is skipped; the uninstall then says why it cannot proceed.
+func (r *Resource) confirmLonghornDeletion(ctx context.Context, client kubernetes.Interface, namespace string) diag.Diagnostics {
 	var diags diag.Diagnostics
+	fail := func(what string, err error) {
+		diags.AddError("Setting Longhorn's "+longhornDeletingFlag+" failed",
+			fmt.Sprintf("Longhorn refuses to uninstall unless %s is \"true\", and setting it failed: %v. Nothing was uninstalled. "+
+				"Check that longhorn-manager (and its admission webhook) runs in namespace %s, then destroy again.", what, err, namespace))
+	}
+	setting := "settings.longhorn.io " + namespace + "/" + longhornDeletingFlag
 	dyn, err := r.data.Kube.Dynamic()
 	if err != nil {
-		diags.AddError("Setting Longhorn's "+longhornDeletingFlag+" failed", "The Kubernetes dynamic client is not available: "+err.Error())
+		fail(setting, err)
 		return diags
 	}
 	got, err := dyn.Resource(longhornSettingGVR).Namespace(namespace).Patch(ctx, longhornDeletingFlag,
 		k8stypes.MergePatchType, []byte(`{"value":"true"}`), metav1.PatchOptions{})
-	if kube.IsNotFound(err) {
-		tflog.Warn(ctx, "Longhorn has no "+longhornDeletingFlag+" setting to set before the uninstall", map[string]any{"namespace": namespace})
+	switch {
+	case kube.IsNotFound(err):
+		tflog.Warn(ctx, "Longhorn has no "+longhornDeletingFlag+" Setting to set before the uninstall", map[string]any{"namespace": namespace})
+	case err != nil:
+		fail(setting, err)
 		return diags
+	default:
+		if v, _, _ := unstructured.NestedString(got.Object, "value"); v != "true" {
+			fail(setting, fmt.Errorf("after the patch its value is %q", v))
+			return diags
+		}
+		tflog.Info(ctx, "set Longhorn setting "+longhornDeletingFlag+" to true", map[string]any{"namespace": namespace})
 	}
-	if err != nil {
-		diags.AddError("Setting Longhorn's "+longhornDeletingFlag+" failed",
-			fmt.Sprintf("Longhorn refuses to uninstall unless settings.longhorn.io %s/%s is \"true\", and patching it failed: %v. Nothing was uninstalled. "+
-				"Check that longhorn-manager (its admission webhook) is running in namespace %s, then destroy again.", namespace, longhornDeletingFlag, err, namespace))
-		return diags
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cm, err := client.CoreV1().ConfigMaps(namespace).Get(ctx, longhornDefaultSettingConfigMap, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		settings := map[string]any{}
+		if err := yaml.Unmarshal([]byte(cm.Data[longhornDefaultSettingKey]), &settings); err != nil {
+			return fmt.Errorf("%s is not a YAML mapping: %w", longhornDefaultSettingKey, err)
+		}
+		if fmt.Sprint(settings[longhornDeletingFlag]) == "true" {
+			return nil
+		}
+		settings[longhornDeletingFlag] = "true"
+		text, err := yaml.Marshal(settings)
+		if err != nil {
+			return err
+		}
+		if cm.Data == nil {
+			cm.Data = map[string]string{}
+		}
+		cm.Data[longhornDefaultSettingKey] = string(text)
+		_, err = client.CoreV1().ConfigMaps(namespace).Update(ctx, cm, metav1.UpdateOptions{})
+		return err
+	})
+	switch {
+	case kube.IsNotFound(err):
+	case err != nil:
+		fail("the "+longhornDeletingFlag+" line of ConfigMap "+namespace+"/"+longhornDefaultSettingConfigMap, err)
+	default:
+		tflog.Info(ctx, "set "+longhornDeletingFlag+" to true in ConfigMap "+longhornDefaultSettingConfigMap, map[string]any{"namespace": namespace})
 	}
-	if v, _, _ := unstructured.NestedString(got.Object, "value"); v != "true" {
-		diags.AddError("Setting Longhorn's "+longhornDeletingFlag+" failed",
-			fmt.Sprintf("After the patch, settings.longhorn.io %s/%s has value %q, not \"true\". Nothing was uninstalled.", namespace, longhornDeletingFlag, v))
-		return diags
-	}
-	tflog.Info(ctx, "set Longhorn setting "+longhornDeletingFlag+" to true", map[string]any{"namespace": namespace})
 	return diags
 }
 

@@ -408,7 +408,7 @@ func (r *Resource) Delete(ctx context.Context, req resource.DeleteRequest, resp 
 		}
 	}
 	if s.Type == typeLonghorn {
-		resp.Diagnostics.Append(r.confirmLonghornDeletion(ctx, s.Namespace)...)
+		resp.Diagnostics.Append(r.confirmLonghornDeletion(ctx, client, s.Namespace)...)
 		if resp.Diagnostics.HasError() {
 			return
 		}

@@ -1,0 +1,164 @@
+package acctest
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
+)
+
+// Cluster-wide things whose names a test cannot choose, and so must not be made by two tests at
+// once. Concurrent tests (other packages' test binaries, other people's runs on a shared
+// cluster) serialize on them with LockCluster.
+const (
+	// LockLonghorn: Longhorn's CRDs (settings.longhorn.io, volumes.longhorn.io, in the chart's
+	// templates, so owned by one release) and its class `longhorn`. Only one Longhorn release
+	// can exist on a cluster, as with the real chart.
+	LockLonghorn = "longhorn"
+	// LockSnapshotCRDs: the VolumeSnapshot CRDs OpenEBS's openebs-crds subchart makes (and
+	// keeps on uninstall). Tests that leave openebs.volume_snapshot_crds on hold it, and remove
+	// the CRDs their release made.
+	LockSnapshotCRDs = "volumesnapshot-crds"
+	// LockMayastorNode: the openebs.io/engine=mayastor label on the cluster's nodes.
+	LockMayastorNode = "mayastor-node-label"
+)
+
+const (
+	lockNamespace = "kube-system"
+	lockDuration  = 30 * time.Second
+	lockWait      = 30 * time.Minute
+)
+
+// LockCluster holds the cluster-wide lock name until the test ends: a coordination.k8s.io Lease
+// kube-system/clusterstorage-acc-<name>, created by the holder, renewed while the test runs and
+// deleted at its end. A Lease left by a test that died is taken over once it expires (30 s
+// without renewal). It waits up to 30 minutes for the lock.
+func LockCluster(t testing.TB, client kubernetes.Interface, name string) {
+	t.Helper()
+	leases := client.CoordinationV1().Leases(lockNamespace)
+	holder := RandomName("holder")
+	leaseName := "clusterstorage-acc-" + name
+	seconds := int32(lockDuration / time.Second)
+	ctx := context.Background()
+	var uid types.UID
+	err := kube.Poll(ctx, time.Second, lockWait, "cluster lock "+name, func(ctx context.Context) (bool, string, error) {
+		now := metav1.NewMicroTime(time.Now())
+		lease, err := leases.Create(ctx, &coordinationv1.Lease{
+			ObjectMeta: metav1.ObjectMeta{Name: leaseName},
+			Spec:       coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &seconds, AcquireTime: &now, RenewTime: &now},
+		}, metav1.CreateOptions{})
+		if err == nil {
+			uid = lease.UID
+			return true, "", nil
+		}
+		if !apierrors.IsAlreadyExists(err) {
+			return kube.KeepPolling(err)
+		}
+		held, err := leases.Get(ctx, leaseName, metav1.GetOptions{})
+		if err != nil {
+			return kube.KeepPolling(err)
+		}
+		if held.Spec.RenewTime != nil && time.Since(held.Spec.RenewTime.Time) > lockDuration {
+			// Expired: its holder died. Delete exactly that one and try again.
+			_ = leases.Delete(ctx, leaseName, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &held.UID, ResourceVersion: &held.ResourceVersion}})
+			return false, "taking over an expired lock", nil
+		}
+		return false, fmt.Sprintf("held by %s", deref(held.Spec.HolderIdentity)), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("holding cluster lock %s", name)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(lockDuration / 3)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				lease, err := leases.Get(ctx, leaseName, metav1.GetOptions{})
+				if err != nil || lease.UID != uid {
+					continue
+				}
+				now := metav1.NewMicroTime(time.Now())
+				lease.Spec.RenewTime = &now
+				_, _ = leases.Update(ctx, lease, metav1.UpdateOptions{})
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		close(stop)
+		<-done
+		if err := leases.Delete(ctx, leaseName, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}); err != nil && !apierrors.IsNotFound(err) {
+			t.Logf("releasing cluster lock %s: %v", name, err)
+		}
+	})
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return "?"
+	}
+	return *s
+}
+
+// SweepOldLonghornCRDs removes the Longhorn CRDs (settings.longhorn.io, volumes.longhorn.io) that
+// the project's earlier Longhorn fixtures installed from their crds/ directory (Helm never
+// deletes those), which make a Longhorn release, whose CRDs are in its templates as in the real
+// chart, fail with an ownership error. It deletes only such a CRD: labelled
+// app.kubernetes.io/name=longhorn, no Helm owner (a real Longhorn chart's CRDs belong to its
+// release), and no object of either kind anywhere (no Longhorn runs on it). Call it holding
+// LockLonghorn.
+func SweepOldLonghornCRDs(t testing.TB, rc *rest.Config) {
+	t.Helper()
+	ctx := context.Background()
+	dyn, err := dynamic.NewForConfig(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kind := range []string{"settings", "volumes"} {
+		objs, err := dyn.Resource(schema.GroupVersionResource{Group: "longhorn.io", Version: "v1beta2", Resource: kind}).List(ctx, metav1.ListOptions{Limit: 1})
+		if err == nil && len(objs.Items) > 0 {
+			t.Logf("not sweeping Longhorn's CRDs: %s.longhorn.io objects exist (%s/%s)", kind, objs.Items[0].GetNamespace(), objs.Items[0].GetName())
+			return
+		}
+	}
+	crds := dyn.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
+	for _, name := range []string{"settings.longhorn.io", "volumes.longhorn.io"} {
+		crd, err := crds.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			continue
+		}
+		if _, owned := crd.GetAnnotations()["meta.helm.sh/release-name"]; owned || crd.GetLabels()["app.kubernetes.io/name"] != "longhorn" {
+			continue
+		}
+		t.Logf("deleting CRD %s left by an earlier Longhorn fixture (no Helm owner, no objects)", name)
+		if err := crds.Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: ptr(crd.GetUID())}}); err != nil && !apierrors.IsNotFound(err) {
+			t.Fatal(err)
+		}
+		err = kube.Poll(ctx, 200*time.Millisecond, time.Minute, "CRD "+name+" to go", func(ctx context.Context) (bool, string, error) {
+			_, err := crds.Get(ctx, name, metav1.GetOptions{})
+			return apierrors.IsNotFound(err), "still there", nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
