@@ -2,7 +2,8 @@
 // installed as a Helm release through the Helm SDK (internal/helm), with typed settings mapped
 // onto each chart version's value keys (longhorn.go, openebs.go). Destroy is guarded by the
 // volumes the backend's drivers serve (guard.go); a backend whose class is the default takes the
-// mark from the other classes (defaultclass.go).
+// mark from the other classes (defaultclass.go); only releases this provider made are ever
+// repaired (recovery.go); failures are explained by one builder (diagnostics.go).
 package backend
 
 import (
@@ -460,75 +461,6 @@ func (r *Resource) clients(ctx context.Context) (*helm.Client, kubernetes.Interf
 	return hc, client, diags
 }
 
-// claimReleaseName checks, before an install, that no release of the name exists. The one
-// exception is a release this provider installed whose install was interrupted and cannot still
-// be running (pending-install, never deployed, its timeout passed): recovery removes it, with a
-// warning, and the install goes ahead. Anything else, a release made by someone else above all,
-// is left as it is and reported with how to import it.
-func claimReleaseName(ctx context.Context, hc *helm.Client, s spec, timeout time.Duration) diag.Diagnostics {
-	var diags diag.Diagnostics
-	st, err := hc.Get(s.ReleaseName, s.Namespace)
-	if errors.Is(err, helm.ErrNotFound) {
-		return diags
-	}
-	if err != nil {
-		diags.AddError("Reading Helm release "+s.id()+" failed", readFailure(s.Namespace, err))
-		return diags
-	}
-	if st.Status == "pending-install" && st.OwnedBy(releaseOwner) {
-		diags.Append(recoverPending(ctx, hc, s, timeout)...)
-		if diags.HasError() {
-			return diags
-		}
-		if st, err = hc.Get(s.ReleaseName, s.Namespace); errors.Is(err, helm.ErrNotFound) {
-			return diags
-		} else if err != nil {
-			diags.AddError("Reading Helm release "+s.id()+" failed", readFailure(s.Namespace, err))
-			return diags
-		}
-	}
-	who := "It was not installed by this provider (it has no " + helm.OwnerLabel + "=" + releaseOwner + " release label), so it is left exactly as it is."
-	if st.OwnedBy(releaseOwner) {
-		who = "It was installed by this provider, from another configuration or a state that was lost."
-	}
-	diags.AddError("Helm release "+s.id()+" already exists",
-		fmt.Sprintf("A release with this name exists in namespace %s: revision %d, %s, chart %s %s. %s\n\n"+
-			"To manage it here, import it once any helm operation on it has finished: `terraform import <address> %s`, or an "+
-			"`import` block with `to = <address>` and `id = %q`. Or choose another release_name or namespace.",
-			s.Namespace, st.Revision, st.Status, st.ChartName, st.ChartVersion, who, s.id(), s.id()))
-	return diags
-}
-
-// recoverPending repairs a release of this provider that an interrupted apply left pending, with
-// a warning saying what was done. A pending release of someone else, or one whose operation may
-// still run, is an error and is not changed.
-func recoverPending(ctx context.Context, hc *helm.Client, s spec, timeout time.Duration) diag.Diagnostics {
-	var diags diag.Diagnostics
-	msg, err := hc.Recover(ctx, s.ReleaseName, s.Namespace, timeout, s.MaxHistory)
-	var notOwned *helm.NotOwnedError
-	var inProgress *helm.InProgressError
-	switch {
-	case errors.As(err, &notOwned):
-		diags.AddError("Helm release "+s.id()+" is "+notOwned.Status+" and was not made by this provider",
-			fmt.Sprintf("The %s; nothing was changed. Let that operation finish (`helm status %s -n %s`, `helm history %s -n %s`) "+
-				"or repair it with helm yourself (e.g. `helm rollback %s -n %s`), then apply again.",
-				err, s.ReleaseName, s.Namespace, s.ReleaseName, s.Namespace, s.ReleaseName, s.Namespace))
-	case errors.As(err, &inProgress):
-		diags.AddError("Helm release "+s.id()+" has an operation in progress",
-			fmt.Sprintf("The %s; nothing was changed. Apply again after %s. If you are sure that no terraform, tofu or helm process "+
-				"works on it any more, `helm rollback %s -n %s` (or `helm uninstall` of a release that was never deployed) repairs it now.",
-				err, inProgress.Until.UTC().Format(time.RFC3339), s.ReleaseName, s.Namespace))
-	case err != nil:
-		diags.AddError("Recovering Helm release "+s.id()+" failed",
-			fmt.Sprintf("The release is stuck in a pending state from an interrupted apply and could not be repaired: %v. "+
-				"Inspect it with `helm history %s -n %s`.", err, s.ReleaseName, s.Namespace))
-	case msg != "":
-		tflog.Warn(ctx, msg)
-		diags.AddWarning("Recovered an interrupted Helm release", msg)
-	}
-	return diags
-}
-
 // prepare fetches the chart and computes the values for it.
 func prepare(ctx context.Context, hc *helm.Client, s spec) (*helm.Release, diag.Diagnostics) {
 	var diags diag.Diagnostics
@@ -555,19 +487,6 @@ func prepare(ctx context.Context, hc *helm.Client, s spec) (*helm.Release, diag.
 	}, diags
 }
 
-// settingsError reports why the settings cannot be mapped onto a chart version: on `values`,
-// `set` or `set_sensitive` for a contradiction, on `version` otherwise.
-func settingsError(s spec, err error) diag.Diagnostics {
-	var diags diag.Diagnostics
-	p := path.Root("version")
-	var ce *contradictionError
-	if errors.As(err, &ce) {
-		p = path.Root(ce.attribute())
-	}
-	diags.AddAttributeError(p, "Invalid "+s.Type+" settings", err.Error())
-	return diags
-}
-
 // observe reads the release, its StorageClasses and its footprint into m.
 func observe(ctx context.Context, hc *helm.Client, m *model, st *helm.Status) diag.Diagnostics {
 	var diags diag.Diagnostics
@@ -588,71 +507,6 @@ func observe(ctx context.Context, hc *helm.Client, m *model, st *helm.Status) di
 	}
 	m.observed(st, fp, classes)
 	return diags
-}
-
-// Helm operations, as applyFailure names them.
-const (
-	opInstall   = "install"
-	opUpgrade   = "upgrade"
-	opUninstall = "uninstall"
-)
-
-// applyFailure builds the detail of a failed install, upgrade or uninstall: Helm's error, what
-// waiting meant, what the release looks like now (left is the release read after the failure,
-// getErr why it could not be read) and what to do.
-func applyFailure(op string, s spec, timeout time.Duration, err error, left *helm.Status, getErr error) string {
-	var b strings.Builder
-	b.WriteString(err.Error())
-	if op != opUninstall && s.Wait && waitFailed(err) {
-		fmt.Fprintf(&b, "\n\nThe %s waited up to %s for every workload of the release to become ready. Look at the pods in namespace %s "+
-			"(`kubectl -n %s get pods`, their events) or raise timeouts.%s (e.g. `timeouts = { %s = \"30m\" }`).",
-			op, timeout, s.Namespace, s.Namespace, timeoutKey(op), timeoutKey(op))
-	}
-	switch {
-	case op == opUninstall:
-		if s.Type == typeLonghorn {
-			fmt.Fprintf(&b, "\n\nLonghorn's pre-delete hook (Job longhorn-uninstall) refuses while the %s setting is false and waits "+
-				"for Longhorn's volumes to be detached: look at its log (`kubectl -n %s logs job/longhorn-uninstall`).", longhornDeletingFlag, s.Namespace)
-		}
-		fmt.Fprintf(&b, "\n\nThe release stays in state; fix the cause and destroy again (`helm status %s -n %s` shows where it stands).", s.ReleaseName, s.Namespace)
-	case getErr == nil && left != nil:
-		fmt.Fprintf(&b, "\n\nThe release is now revision %d (%s, chart %s)", left.Revision, left.Status, left.ChartVersion)
-		switch {
-		case op == opUpgrade && s.Wait:
-			b.WriteString(": a failed upgrade is rolled back.")
-		case op == opInstall:
-			b.WriteString("; the next apply replaces it.")
-		default:
-			b.WriteString(".")
-		}
-	case errors.Is(getErr, helm.ErrNotFound):
-		if op == opInstall && s.Wait {
-			b.WriteString("\n\nThe release was removed again (atomic install).")
-		}
-	case getErr != nil:
-		b.WriteString("\n\nWhat the release looks like now could not be read: " + getErr.Error())
-	}
-	return b.String()
-}
-
-func timeoutKey(op string) string {
-	if op == opInstall {
-		return "create"
-	}
-	return "update"
-}
-
-// readFailure is the detail of a failed read of a release.
-func readFailure(namespace string, err error) string {
-	return err.Error() + ". Helm keeps releases as Secrets in their namespace: check that the provider's credentials may read Secrets in namespace " + namespace + "."
-}
-
-// waitFailed reports whether a Helm error says that waiting for the release's workloads ran out
-// of time.
-func waitFailed(err error) bool {
-	msg := err.Error()
-	return errors.Is(err, context.DeadlineExceeded) || strings.Contains(msg, "context deadline exceeded") ||
-		strings.Contains(msg, "timed out waiting")
 }
 
 // valuesKnown reports whether every raw value input of the plan is known.
