@@ -312,6 +312,29 @@ func TestAccStorageBackend_guardInternalClaims(t *testing.T) {
 	internalClaim := "data-longhorn-fixture-internal-0"
 	// Nothing provisions the class, so the StatefulSet's pod never starts: no waiting.
 	config := g.longhorn(false, fmt.Sprintf("    { name = \"fixture.internalClaimClass\", value = %q },", userClass), "  wait = false")
+	// The release's claim outlives it (as StatefulSet claims do); it waits for a Longhorn volume,
+	// so the next Longhorn test's guard would count it: gone before the test ends.
+	t.Cleanup(func() {
+		ctx := context.Background()
+		claims := g.client.CoreV1().PersistentVolumeClaims(g.ns)
+		if err := claims.Delete(ctx, internalClaim, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			t.Logf("cleanup: deleting claim %s: %v", internalClaim, err)
+			return
+		}
+		err := kube.Poll(ctx, 200*time.Millisecond, time.Minute, "claim "+internalClaim+" to be gone", func(ctx context.Context) (bool, string, error) {
+			_, err := claims.Get(ctx, internalClaim, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				return true, "", nil
+			}
+			if err != nil {
+				return kube.KeepPolling(err)
+			}
+			return false, "still there", nil
+		})
+		if err != nil {
+			t.Logf("cleanup: %v", err)
+		}
+	})
 
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
