@@ -2,14 +2,20 @@ package acctest
 
 import (
 	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
 	"io"
 	"io/fs"
+	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -20,6 +26,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
@@ -36,6 +43,9 @@ type ChartRepoOptions struct {
 	// TLS serves https with a certificate for 127.0.0.1 whose CA is written
 	// to ChartRepo.CAFile.
 	TLS bool
+	// ClientCert (with TLS) requires a TLS client certificate signed by a CA
+	// of its own; a valid one is written to ChartRepo.CertFile and KeyFile.
+	ClientCert bool
 }
 
 // ChartRepo is a running Helm chart repository.
@@ -43,6 +53,10 @@ type ChartRepo struct {
 	URL string
 	// CAFile is the PEM file that verifies the server's certificate (TLS only).
 	CAFile string
+	// CertFile and KeyFile are a client certificate the server accepts
+	// (ClientCert only).
+	CertFile string
+	KeyFile  string
 	// Dir holds the packaged charts and index.yaml.
 	Dir string
 }
@@ -87,6 +101,11 @@ func StartChartRepoWith(t testing.TB, chartsDir string, opts ChartRepoOptions) C
 	_ = srv.Listener.Close()
 	srv.Listener = ln
 	out := ChartRepo{Dir: dir}
+	if opts.TLS && opts.ClientCert {
+		pool, certFile, keyFile := clientCA(t)
+		srv.TLS = &tls.Config{ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: pool, MinVersion: tls.VersionTLS12}
+		out.CertFile, out.KeyFile = certFile, keyFile
+	}
 	if opts.TLS {
 		srv.StartTLS()
 		caFile := filepath.Join(t.TempDir(), "ca.pem")
@@ -110,6 +129,58 @@ func StartChartRepoWith(t testing.TB, chartsDir string, opts ChartRepoOptions) C
 		t.Fatalf("writing index.yaml: %v", err)
 	}
 	return out
+}
+
+// clientCA makes a CA and a client certificate it signed, written as PEM
+// files; it returns the pool that verifies such certificates.
+func clientCA(t testing.TB) (*x509.CertPool, string, string) {
+	t.Helper()
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	caTmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "chart repository client CA"},
+		NotBefore: now.Add(-time.Minute), NotAfter: now.Add(24 * time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, err := x509.ParseCertificate(caDER)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "chart repository client"},
+		NotBefore: now.Add(-time.Minute), NotAfter: now.Add(24 * time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "client.pem"), filepath.Join(dir, "client-key.pem")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(ca)
+	return pool, certFile, keyFile
 }
 
 // ChartsDir is the fixture charts directory of this package

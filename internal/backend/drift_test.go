@@ -24,13 +24,14 @@ func TestAccStorageBackend_rawValuesAndDrift(t *testing.T) {
 	class := acctest.RandomName("acc-hostpath")
 	typed := fmt.Sprintf("    hostpath_class_name = %q", class)
 	raw := `
-  values = <<-EOT
+  values = [<<-EOT
     localpv-provisioner:
       localpv:
         resources:
           requests:
             cpu: 15m
   EOT
+  ]
   set = [{ name = "localpv-provisioner.localpv.resources.requests.memory", value = "40Mi" }]
 `
 	resource.Test(t, resource.TestCase{
@@ -40,14 +41,15 @@ func TestAccStorageBackend_rawValuesAndDrift(t *testing.T) {
 		Steps: []resource.TestStep{
 			{
 				Config: f.openebs("4.4.0", typed, `
-  values = <<-EOT
+  values = [<<-EOT
     engines:
       replicated:
         mayastor:
           enabled: true
   EOT
+  ]
 `),
-				ExpectError: acctest.ErrorWords("values sets engines.replicated.mayastor.enabled to true, but the typed setting asks for false"),
+				ExpectError: acctest.ErrorWords("values[0] sets engines.replicated.mayastor.enabled to true, but the typed setting asks for false"),
 			},
 			{
 				Config:      f.openebs("4.4.0", typed, `set = [{ name = "engines.local.lvm.enabled", value = "true" }]`),

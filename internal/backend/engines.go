@@ -130,6 +130,9 @@ const (
 	keyMayastorClassSuffix   = "mayastor.storageClass.nameSuffix"
 	keyLonghornClassReplicas = "persistence.defaultClassReplicaCount"
 	keyLonghornClassLocality = "persistence.defaultDataLocality"
+	keyLonghornDefaultClass  = "persistence.defaultClass"
+	keyHostpathClassName     = "localpv-provisioner.hostpathClass.name"
+	keyHostpathDefault       = "localpv-provisioner.hostpathClass.isDefaultClass"
 )
 
 // longhornKeys is the same in every Longhorn chart from 1.7.0 to 1.12.1 (values.yaml read at each
@@ -141,7 +144,7 @@ var longhornKeys = []valueKey{
 	{Setting: settingLocality, Key: keyLonghornClassLocality, Default: "disabled"},
 	{Setting: settingLocality, Key: "defaultSettings.defaultDataLocality", AsString: true},
 	{Setting: settingDataPath, Key: "defaultSettings.defaultDataPath", AsString: true},
-	{Setting: settingDefaultClass, Key: "persistence.defaultClass", Default: true},
+	{Setting: settingDefaultClass, Key: keyLonghornDefaultClass, Default: true},
 	{Setting: settingUI, Key: "longhornUI.replicas", Default: 2},
 	{Key: keyLonghornDeletingFlag, AsString: true},
 }
@@ -195,8 +198,8 @@ var openebsCommonKeys = []valueKey{
 	{Setting: settingLVM, Key: "engines.local.lvm.enabled", Default: true, Condition: true},
 	{Setting: settingZFS, Key: "engines.local.zfs.enabled", Default: true, Condition: true},
 	{Setting: settingHostpathBase, Key: "localpv-provisioner.hostpathClass.basePath", Default: ""},
-	{Setting: settingHostpathName, Key: "localpv-provisioner.hostpathClass.name", Default: "openebs-hostpath"},
-	{Setting: settingHostpathDefault, Key: "localpv-provisioner.hostpathClass.isDefaultClass", Default: false},
+	{Setting: settingHostpathName, Key: keyHostpathClassName, Default: defaultHostpathClassName},
+	{Setting: settingHostpathDefault, Key: keyHostpathDefault, Default: false},
 	{Setting: settingSnapshotCRDs, Key: keySnapshotCRDs, Default: true},
 	{Key: keyMayastorEtcdReplicas, Default: 3},
 	{Key: keyMayastorClassSuffix, Default: "single-replica"},

@@ -307,15 +307,16 @@ func TestLonghornValues(t *testing.T) {
 		}
 	}
 }
+
 func TestContradictions(t *testing.T) {
 	s := spec{Type: typeOpenEBS, OpenEBS: defaultOpenEBSSettings(),
-		Values: "engines:\n  replicated:\n    mayastor:\n      enabled: true\nlocalpv-provisioner:\n  localpv:\n    replicas: 1\n"}
+		Values: []string{"engines:\n  replicated:\n    mayastor:\n      enabled: true\nlocalpv-provisioner:\n  localpv:\n    replicas: 1\n"}}
 	_, err := s.valuesFor("4.4.0")
 	if err == nil || !strings.Contains(err.Error(), "engines.replicated.mayastor.enabled to true") {
 		t.Fatalf("contradiction: %v", err)
 	}
 	// A raw value equal to the typed one is not a contradiction.
-	s.Values = "engines:\n  local:\n    lvm:\n      enabled: false\n"
+	s.Values = []string{"engines:\n  local:\n    lvm:\n      enabled: false\n"}
 	v, err := s.valuesFor("4.4.0")
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
@@ -12,6 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 	"helm.sh/helm/v3/pkg/release"
+	helmtime "helm.sh/helm/v3/pkg/time"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/acctest"
@@ -64,9 +66,10 @@ func TestAccStorageBackend_neverReady(t *testing.T) {
 	})
 }
 
-// TestAccStorageBackend_interrupted: releases left pending by an apply that was killed are
-// repaired by the next apply (with a warning): a pending install is removed and installed again,
-// a pending upgrade rolled back and upgraded again.
+// TestAccStorageBackend_interrupted: releases of the provider left pending by an apply that was
+// killed, longer ago than their timeout, are repaired by the next apply (with a warning): a
+// pending install is removed and installed again, a pending upgrade rolled back and upgraded
+// again.
 func TestAccStorageBackend_interrupted(t *testing.T) {
 	f := newFixture(t)
 	class := acctest.RandomName("acc-hostpath")
@@ -78,6 +81,8 @@ func TestAccStorageBackend_interrupted(t *testing.T) {
 			t.Fatal(err)
 		}
 		r.SetStatus(status, "killed mid-apply (test)")
+		// The interrupted operation started longer ago than its timeout: nothing can still run it.
+		r.Info.LastDeployed = helmtime.Time{Time: time.Now().Add(-time.Hour)}
 		if err := cfg.Releases.Update(r); err != nil {
 			t.Fatal(err)
 		}
@@ -109,7 +114,7 @@ func TestAccStorageBackend_interrupted(t *testing.T) {
 						"engines":             map[string]any{"replicated": map[string]any{"mayastor": map[string]any{"enabled": false}}},
 						"openebs-crds":        map[string]any{"csi": map[string]any{"volumeSnapshots": map[string]any{"enabled": false}}},
 						"localpv-provisioner": map[string]any{"hostpathClass": map[string]any{"name": class}}}
-					if _, err := f.helm.Install(context.Background(), *rel); err != nil {
+					if _, err := f.owned.Install(context.Background(), *rel); err != nil {
 						t.Fatal(err)
 					}
 					markLast(release.StatusPendingInstall)

@@ -25,13 +25,19 @@ import (
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
 )
 
-// fixture is one test's cluster, namespace, Helm client (to act outside Terraform and check what
-// the provider did) and chart repository serving the fixture charts.
+// providerOwner is the release label value the provider puts on the releases it installs
+// (helm.OwnerLabel); a client with it acts as the provider did in an earlier, interrupted apply.
+const providerOwner = "terraform-provider-clusterstorage"
+
+// fixture is one test's cluster, namespace, Helm clients (to act outside Terraform and check
+// what the provider did: helm as a person would, owned as the provider would) and chart
+// repository serving the fixture charts.
 type fixture struct {
 	t      *testing.T
 	client kubernetes.Interface
 	rc     *rest.Config
 	helm   *helm.Client
+	owned  *helm.Client
 	ns     string
 	repo   string
 	// locks the test holds; labelled: nodes it labelled for Mayastor.
@@ -60,7 +66,12 @@ func newFixture(t *testing.T, locks ...string) *fixture {
 	if slices.Contains(locks, acctest.LockLonghorn) {
 		acctest.SweepOldLonghornCRDs(t, rc)
 	}
-	f := &fixture{t: t, client: client, rc: rc, helm: hc, ns: acctest.RandomName("acc-backend"), repo: acctest.StartChartRepo(t, acctest.ChartsDir()), locks: locks}
+	owned, err := helm.New(rc, helm.Options{CacheDir: t.TempDir(), Owner: providerOwner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{t: t, client: client, rc: rc, helm: hc, owned: owned, ns: acctest.RandomName("acc-backend"),
+		repo: acctest.StartChartRepo(t, acctest.ChartsDir()), locks: locks}
 	t.Cleanup(f.cleanup)
 	return f
 }

@@ -19,7 +19,8 @@ import (
 
 // TestAccStorageBackend_killedApply kills a real `terraform apply` (and the provider process
 // under it) while Helm waits for the install, which leaves the release pending-install; the next
-// apply repairs it, says so in a warning, and installs. It runs the CLI the way a user does: the
+// apply (once the killed install's timeout has passed) repairs it, says so in a warning, and
+// installs. It runs the CLI the way a user does: the
 // provider binary built from this repository, found through dev_overrides.
 func TestAccStorageBackend_killedApply(t *testing.T) {
 	f := newFixture(t)
@@ -82,8 +83,9 @@ resource "clusterstorage_storage_backend" "test" {
 		}
 	})
 
-	// An install that waits for a workload that never becomes ready, killed while it waits.
-	write("  set = [{ name = \"fixture.neverReady\", value = \"true\" }]")
+	// An install that waits for a workload that never becomes ready, killed while it waits. Its
+	// short timeout bounds how long the next apply must consider it possibly still running.
+	write("  set = [{ name = \"fixture.neverReady\", value = \"true\" }]\n  timeouts = { create = \"20s\" }")
 	apply := command("apply", "-auto-approve")
 	var out strings.Builder
 	apply.Stdout, apply.Stderr = &out, &out
@@ -113,6 +115,24 @@ resource "clusterstorage_storage_backend" "test" {
 	st, err := f.release()
 	if err != nil || st.Status != "pending-install" {
 		t.Fatalf("after killing the apply: %+v %v", st, err)
+	}
+
+	// Until the killed install's timeout (and a margin) has passed, it could still be running:
+	// an apply now changes nothing and says when to try again.
+	write("")
+	early, err := command("apply", "-auto-approve").CombinedOutput()
+	if err == nil || !strings.Contains(strings.Join(strings.Fields(string(early)), " "), "has an operation in progress") {
+		t.Fatalf("an apply while the killed install may still run: %v\n%s", err, early)
+	}
+	if now, err := f.release(); err != nil || now.Status != "pending-install" || now.Revision != 1 {
+		t.Fatalf("the early apply changed the release: %+v %v", now, err)
+	}
+	// The test waits for that moment.
+	err = kube.Poll(ctx, time.Second, 2*time.Minute, "the killed install's timeout to pass", func(context.Context) (bool, string, error) {
+		return time.Since(st.LastDeployed) > 55*time.Second, "started " + st.LastDeployed.String(), nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 
 	// The next apply repairs the release and installs it.

@@ -104,7 +104,7 @@ func TestAccStorageBackend_longhorn(t *testing.T) {
 				PreConfig:   func() { f.createClaim(claim, "longhorn") },
 				Config:      f.longhorn("1.9.2", 2, "best-effort"),
 				Destroy:     true,
-				ExpectError: acctest.ErrorWords(fmt.Sprintf("%s/%s (class longhorn)", f.ns, claim)),
+				ExpectError: acctest.ErrorWords(fmt.Sprintf("PersistentVolumeClaim %s/%s (driver.longhorn.io, Pending, no volume yet): claim %s/%s, class longhorn", f.ns, claim, f.ns, claim)),
 			},
 			{
 				// Still installed; once the claim is gone, the final destroy goes through the

@@ -29,10 +29,15 @@ type model struct {
 	RepositoryPassword  types.String   `tfsdk:"repository_password"`
 	RepositoryCAFile    types.String   `tfsdk:"repository_ca_file"`
 	RepositoryPlainHTTP types.Bool     `tfsdk:"repository_plain_http"`
+	RepositoryCertFile  types.String   `tfsdk:"repository_cert_file"`
+	RepositoryKeyFile   types.String   `tfsdk:"repository_key_file"`
+	RepositoryInsecure  types.Bool     `tfsdk:"repository_insecure_skip_verify"`
 	OpenEBS             *openebsModel  `tfsdk:"openebs"`
 	Longhorn            *longhornModel `tfsdk:"longhorn"`
-	Values              types.String   `tfsdk:"values"`
+	Values              types.List     `tfsdk:"values"`
 	Set                 []setModel     `tfsdk:"set"`
+	SetSensitive        []setModel     `tfsdk:"set_sensitive"`
+	MaxHistory          types.Int64    `tfsdk:"max_history"`
 	Wait                types.Bool     `tfsdk:"wait"`
 	ForceDestroy        types.Bool     `tfsdk:"force_destroy"`
 	Preflight           types.Bool     `tfsdk:"preflight"`
@@ -83,8 +88,11 @@ type spec struct {
 	Preflight       bool
 	OpenEBS         openebsSettings
 	Longhorn        longhornSettings
-	Values          string
-	Sets            []helm.Set
+	// Values are the raw YAML documents, merged in order; Sets the set entries, then the
+	// set_sensitive ones.
+	Values     []string
+	Sets       []helm.Set
+	MaxHistory int
 }
 
 // withDefaults fills the per-type defaults of attributes the configuration left out. A chart
@@ -127,6 +135,9 @@ func (m model) spec() spec {
 			Username:   m.RepositoryUsername.ValueString(),
 			Password:   m.RepositoryPassword.ValueString(),
 			CAFile:     m.RepositoryCAFile.ValueString(),
+			CertFile:   m.RepositoryCertFile.ValueString(),
+			KeyFile:    m.RepositoryKeyFile.ValueString(),
+			Insecure:   m.RepositoryInsecure.ValueBool(),
 			PlainHTTP:  m.RepositoryPlainHTTP.ValueBool(),
 		},
 		Namespace:       m.Namespace.ValueString(),
@@ -137,7 +148,11 @@ func (m model) spec() spec {
 		Preflight:       m.Preflight.ValueBool(),
 		OpenEBS:         defaultOpenEBSSettings(),
 		Longhorn:        defaultLonghornSettings(),
-		Values:          m.Values.ValueString(),
+		Values:          stringsOf(m.Values),
+		MaxHistory:      defaultMaxHistory,
+	}
+	if !m.MaxHistory.IsNull() && !m.MaxHistory.IsUnknown() {
+		s.MaxHistory = int(m.MaxHistory.ValueInt64())
 	}
 	if o := m.OpenEBS; o != nil {
 		setBool(&s.OpenEBS.MayastorEnabled, o.MayastorEnabled)
@@ -162,7 +177,22 @@ func (m model) spec() spec {
 	for _, e := range m.Set {
 		s.Sets = append(s.Sets, helm.Set{Name: e.Name.ValueString(), Value: e.Value.ValueString(), String: e.Type.ValueString() == "string"})
 	}
+	for _, e := range m.SetSensitive {
+		s.Sets = append(s.Sets, helm.Set{Name: e.Name.ValueString(), Value: e.Value.ValueString(), String: e.Type.ValueString() == "string", Sensitive: true})
+	}
 	return s
+}
+
+// stringsOf returns the known elements of a list of strings (null and unknown elements are
+// skipped: ModifyPlan checks values only once the whole list is known).
+func stringsOf(l types.List) []string {
+	var out []string
+	for _, e := range l.Elements() {
+		if s, ok := e.(types.String); ok && !s.IsNull() && !s.IsUnknown() {
+			out = append(out, s.ValueString())
+		}
+	}
+	return out
 }
 
 func setBool(dst *bool, v types.Bool) {
@@ -217,10 +247,18 @@ func (s spec) contradictions(typed map[string]any) error {
 	for _, c := range found {
 		lines = append(lines, "  - "+c.String())
 	}
-	return &contradictionError{lines: lines}
+	source, _, _ := strings.Cut(found[0].Source, "[")
+	return &contradictionError{lines: lines, source: source}
 }
 
-type contradictionError struct{ lines []string }
+// contradictionError lists raw values that contradict typed settings; source is the attribute
+// of the first one (values, set or set_sensitive).
+type contradictionError struct {
+	lines  []string
+	source string
+}
+
+func (e *contradictionError) attribute() string { return e.source }
 
 func (e *contradictionError) Error() string {
 	return "raw values contradict the typed settings:\n" + strings.Join(e.lines, "\n") +
@@ -325,6 +363,8 @@ func (m *model) adopt(st *helm.Status) error {
 	m.withDefaults()
 	m.CreateNamespace = types.BoolValue(true)
 	m.RepositoryPlainHTTP = types.BoolValue(false)
+	m.RepositoryInsecure = types.BoolValue(false)
+	m.MaxHistory = types.Int64Value(defaultMaxHistory)
 	m.Wait = types.BoolValue(true)
 	m.ForceDestroy = types.BoolValue(false)
 	m.Preflight = types.BoolValue(false)

@@ -41,8 +41,12 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "A storage system (Longhorn or OpenEBS) installed as a Helm release through the Helm SDK, with typed, " +
 			"version-aware settings. Installs and upgrades are atomic (a failed install is removed, a failed upgrade rolled back), " +
-			"a release left pending by an interrupted apply is repaired on the next apply, changes made with `helm` show as a diff, " +
-			"destroy refuses while claims of the backend's StorageClasses exist, and `footprint` reports what the backend's pods ask for.\n\n" +
+			"a release this provider installed and an interrupted apply left pending is repaired on the next apply (never a release someone else made, " +
+			"nor one whose operation may still be running), changes made with `helm` show as a diff, destroy refuses while any volume of the " +
+			"backend's drivers exists (on any StorageClass, Released ones too), a backend whose class is the default takes the mark from the " +
+			"other classes, and `footprint` reports what the backend's pods ask for.\n\n" +
+			"Releases the provider installs carry the Helm release labels `clusterstorage.io/managed-by`, `clusterstorage.io/operation-timeout` " +
+			"and `clusterstorage.io/revision` (`helm get metadata`).\n\n" +
 			fmt.Sprintf("Supported chart versions: Longhorn %s (default `%s`); OpenEBS %s (default `%s`), each checked against the real chart's "+
 				"values and dependencies. Longhorn upgrades one minor version at a time: a version that skips a minor, or a downgrade, is refused at plan "+
 				"with the path to take.", lh.supportedText(), lh.Version, oe.supportedText(), oe.Version),
@@ -101,6 +105,16 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 			"repository_ca_file": schema.StringAttribute{
 				Optional: true, MarkdownDescription: "PEM file of the CA that signed the repository's or registry's certificate.",
 			},
+			"repository_cert_file": schema.StringAttribute{
+				Optional: true, MarkdownDescription: "PEM client certificate for a repository or registry that requires TLS client authentication (with `repository_key_file`).",
+			},
+			"repository_key_file": schema.StringAttribute{
+				Optional: true, MarkdownDescription: "PEM private key of `repository_cert_file`.",
+			},
+			"repository_insecure_skip_verify": schema.BoolAttribute{
+				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+				MarkdownDescription: "Do not verify the repository's or registry's TLS certificate (default: `false`). Prefer `repository_ca_file`.",
+			},
 			"repository_plain_http": schema.BoolAttribute{
 				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
 				MarkdownDescription: "Talk to an `oci://` registry over plain http (default: `false`).",
@@ -129,7 +143,8 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 						MarkdownDescription: "Name of the hostpath StorageClass (`localpv-provisioner.hostpathClass.name`; default: `" + defaultHostpathClassName + "`).",
 						Validators:          []validator.String{validate.DNSSubdomain()},
 					},
-					"hostpath_default_class": boolSetting(false, "Make the hostpath StorageClass the cluster's default class (`localpv-provisioner.hostpathClass.isDefaultClass`)"),
+					"hostpath_default_class": boolSetting(false, "Make the hostpath StorageClass the cluster's default class (`localpv-provisioner.hostpathClass.isDefaultClass`); "+
+						"every other class loses the default mark in the same apply. "+k3sDefaultClassNote),
 					"volume_snapshot_crds": boolSetting(true, "Install the VolumeSnapshot CRDs with the chart's openebs-crds subchart ("+keyDoc(oe, settingSnapshotCRDs)+"). "+
 						"They are kept on uninstall (`helm.sh/resource-policy: keep`). Set `false` when the cluster already has them "+
 						"(a snapshot controller, an earlier OpenEBS release): Helm cannot take over CRDs another release or tool made, and the apply refuses before installing"),
@@ -157,14 +172,16 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 						MarkdownDescription: "Where Longhorn keeps replica data on each node (`defaultSettings.defaultDataPath`; default: `" + defaultLonghornDataPath + "`).",
 						Validators:          []validator.String{stringvalidator.RegexMatches(regexp.MustCompile(`^/`), "must be an absolute path")},
 					},
-					"default_class": boolSetting(true, "Make the `longhorn` StorageClass the cluster's default class (`persistence.defaultClass`)"),
-					"ui_enabled":    boolSetting(true, "Run the Longhorn UI (`false` sets `longhornUI.replicas` to 0)"),
+					"default_class": boolSetting(true, "Make the `longhorn` StorageClass the cluster's default class (`persistence.defaultClass`); "+
+						"every other class loses the default mark in the same apply. "+k3sDefaultClassNote),
+					"ui_enabled": boolSetting(true, "Run the Longhorn UI (`false` sets `longhornUI.replicas` to 0)"),
 				},
 			},
-			"values": schema.StringAttribute{
-				Optional: true,
-				MarkdownDescription: "Raw chart values as a YAML document, applied after the typed settings. A value that contradicts a typed setting " +
-					"is an error at plan: change the typed setting instead.",
+			"values": schema.ListAttribute{
+				Optional: true, ElementType: types.StringType,
+				MarkdownDescription: "Raw chart values: a list of YAML documents (e.g. `[file(\"values.yaml\"), yamlencode({...})]`), applied after the " +
+					"typed settings and merged in order, each over the ones before it (maps key by key; lists and scalars replaced), like repeated " +
+					"`helm -f`. A value that contradicts a typed setting is an error at plan: change the typed setting instead.",
 			},
 			"set": schema.ListNestedAttribute{
 				Optional:            true,
@@ -182,6 +199,28 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 					},
 				}},
 			},
+			"set_sensitive": schema.ListNestedAttribute{
+				Optional: true,
+				MarkdownDescription: "Like `set`, applied after it, for secrets: the values are kept out of plan output, state diffs and logs " +
+					"(Helm itself stores them in the release, as it stores every value).",
+				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"name": schema.StringAttribute{
+						Required: true, MarkdownDescription: "Value path, as in `set`.",
+						Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
+					},
+					"value": schema.StringAttribute{Required: true, Sensitive: true, MarkdownDescription: "The value."},
+					"type": schema.StringAttribute{
+						Optional: true, Computed: true, Default: stringdefault.StaticString("auto"),
+						MarkdownDescription: "`auto` or `string`, as in `set` (default: `auto`).",
+						Validators:          []validator.String{stringvalidator.OneOf("auto", "string")},
+					},
+				}},
+			},
+			"max_history": schema.Int64Attribute{
+				Optional: true, Computed: true, Default: int64default.StaticInt64(defaultMaxHistory),
+				MarkdownDescription: fmt.Sprintf("Release revisions Helm keeps; older ones are deleted on upgrade. `0` keeps all (default: `%d`).", defaultMaxHistory),
+				Validators:          []validator.Int64{int64validator.AtLeast(0)},
+			},
 			"wait": schema.BoolAttribute{
 				Optional: true, Computed: true, Default: booldefault.StaticBool(true),
 				MarkdownDescription: "Wait until every workload of the release is ready (and its Jobs complete) within the create or update timeout " +
@@ -189,7 +228,13 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 			},
 			"force_destroy": schema.BoolAttribute{
 				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
-				MarkdownDescription: "Uninstall even while PersistentVolumeClaims of the backend's StorageClasses exist (default: `false`: destroy refuses and lists them).",
+				MarkdownDescription: "Uninstall even while the backend serves volumes (default: `false`). Without it, destroy refuses while any " +
+					"PersistentVolume of the backend's drivers exists, in any phase (Bound, Released under `Retain`, ...) and on any StorageClass " +
+					"(a class you made for `driver.longhorn.io` too), while a claim of such a class waits for its volume, and for Longhorn while " +
+					"any `volumes.longhorn.io` object exists; it lists each with its claim and class. The drivers: Longhorn `driver.longhorn.io`; " +
+					"OpenEBS `openebs.io/local`, `io.openebs.csi-mayastor`, `local.csi.openebs.io` (LVM), `zfs.csi.openebs.io`, `rawfile.csi.openebs.io`. " +
+					"The release's own claims (its StatefulSets' volumeClaimTemplates: Mayastor's etcd, Loki, MinIO) do not count. " +
+					"For Longhorn, `deleting-confirmation-flag` is set (on its Setting object) only once this check passed or with `force_destroy`.",
 			},
 			"preflight": schema.BoolAttribute{
 				Optional: true, Computed: true, Default: booldefault.StaticBool(false),

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -14,13 +13,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	k8stypes "k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/helm"
-	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/providerdata"
 )
 
@@ -42,9 +37,13 @@ const (
 	// cleanupMargin is added to the context deadline beyond Helm's own timeout, so that an atomic
 	// install or upgrade that timed out still has time to remove or roll back what it did.
 	cleanupMargin = 2 * time.Minute
-)
+	// defaultMaxHistory is how many release revisions an upgrade keeps (max_history).
+	defaultMaxHistory = 10
 
-var longhornSettingGVR = schema.GroupVersionResource{Group: "longhorn.io", Version: "v1beta2", Resource: "settings"}
+	// releaseOwner marks the Helm releases this provider installs and upgrades (release label
+	// helm.OwnerLabel): only those are ever repaired when an interrupted apply left them pending.
+	releaseOwner = "terraform-provider-clusterstorage"
+)
 
 // NewResource returns the clusterstorage_storage_backend resource.
 func NewResource() resource.Resource {
@@ -66,11 +65,23 @@ func (r *Resource) Configure(_ context.Context, req resource.ConfigureRequest, r
 	r.data = providerdata.From(req.ProviderData, &resp.Diagnostics)
 }
 
-// ValidateConfig checks that the settings block matches the type.
+// ValidateConfig checks that the settings block matches the type and that a client certificate
+// comes with its key.
 func (r *Resource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var m model
 	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() || m.Type.IsUnknown() || m.Type.IsNull() {
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if cert, key := m.RepositoryCertFile, m.RepositoryKeyFile; !cert.IsUnknown() && !key.IsUnknown() && cert.IsNull() != key.IsNull() {
+		missing := "repository_key_file"
+		if cert.IsNull() {
+			missing = "repository_cert_file"
+		}
+		resp.Diagnostics.AddAttributeError(path.Root(missing), "Client certificate without its pair",
+			"repository_cert_file and repository_key_file go together: set "+missing+" too, or neither.")
+	}
+	if m.Type.IsUnknown() || m.Type.IsNull() {
 		return
 	}
 	t := m.Type.ValueString()
@@ -107,22 +118,10 @@ func (r *Resource) ModifyPlan(ctx context.Context, req resource.ModifyPlanReques
 	}
 
 	// With an exact version, its value keys are known now: check the version and the raw values.
-	if v := plan.Version; !v.IsUnknown() && isExactVersion(v.ValueString()) && !plan.Values.IsUnknown() && setKnown(plan.Set) {
+	if v := plan.Version; !v.IsUnknown() && isExactVersion(v.ValueString()) && valuesKnown(plan) {
 		s := plan.spec()
 		if _, err := s.valuesFor(strings.TrimPrefix(v.ValueString(), "v")); err != nil {
-			p := path.Root("version")
-			var ce *contradictionError
-			var se *settingError
-			switch {
-			case errors.As(err, &ce):
-				p = path.Root("values")
-				if plan.Values.IsNull() {
-					p = path.Root("set")
-				}
-			case errors.As(err, &se):
-				p = path.Root(se.Block).AtName(se.Setting)
-			}
-			resp.Diagnostics.AddAttributeError(p, "Invalid storage backend settings", err.Error())
+			resp.Diagnostics.Append(settingsError(s, err)...)
 			return
 		}
 	}
@@ -153,109 +152,9 @@ func (r *Resource) ModifyPlan(ctx context.Context, req resource.ModifyPlanReques
 	}
 }
 
-// waitFailed reports whether a Helm error says that waiting for the release's workloads ran out
-// of time.
-func waitFailed(err error) bool {
-	msg := err.Error()
-	return errors.Is(err, context.DeadlineExceeded) || strings.Contains(msg, "context deadline exceeded") ||
-		strings.Contains(msg, "timed out waiting")
-}
-
-func setKnown(sets []setModel) bool {
-	for _, s := range sets {
-		if s.Name.IsUnknown() || s.Value.IsUnknown() || s.Type.IsUnknown() {
-			return false
-		}
-	}
-	return true
-}
-
-// helmClient returns a Helm client on the provider's cluster that logs to tflog.
-func (r *Resource) helmClient(ctx context.Context, diags *diag.Diagnostics) (*helm.Client, kubernetes.Interface) {
-	client := r.data.KubeClient(diags)
-	if diags.HasError() {
-		return nil, nil
-	}
-	rc, err := r.data.Kube.REST()
-	if err != nil {
-		diags.AddError("Cannot reach the Kubernetes cluster", err.Error())
-		return nil, nil
-	}
-	hc, err := helm.New(rc, helm.Options{Log: func(format string, args ...any) {
-		tflog.Debug(ctx, fmt.Sprintf(format, args...))
-	}})
-	if err != nil {
-		diags.AddError("Setting up Helm failed", err.Error())
-		return nil, nil
-	}
-	return hc, client
-}
-
-// recoverPending repairs a release an interrupted apply left pending, with a warning saying what
-// was done.
-func recoverPending(ctx context.Context, hc *helm.Client, s spec, timeout time.Duration, diags *diag.Diagnostics) bool {
-	msg, err := hc.Recover(ctx, s.ReleaseName, s.Namespace, timeout)
-	if err != nil {
-		diags.AddError("Recovering Helm release "+s.id()+" failed",
-			fmt.Sprintf("The release is stuck in a pending state from an interrupted apply and could not be repaired: %v. "+
-				"Inspect it with `helm history %s -n %s`.", err, s.ReleaseName, s.Namespace))
-		return false
-	}
-	if msg != "" {
-		tflog.Warn(ctx, msg)
-		diags.AddWarning("Recovered an interrupted Helm release", msg)
-	}
-	return true
-}
-
-// prepare fetches the chart and computes the values for it.
-func prepare(ctx context.Context, hc *helm.Client, s spec, diags *diag.Diagnostics) (*helm.Release, bool) {
-	ch, err := hc.LocateChart(ctx, s.Source)
-	if err != nil {
-		diags.AddAttributeError(path.Root("repository"), "Fetching chart "+s.Source.String()+" failed", err.Error())
-		return nil, false
-	}
-	if ch.Metadata.Name != s.engine().Chart {
-		diags.AddAttributeError(path.Root("chart"), "Wrong chart",
-			fmt.Sprintf("The chart %s is named %q, but type %q installs the %q chart.", s.Source, ch.Metadata.Name, s.Type, s.engine().Chart))
-		return nil, false
-	}
-	values, err := s.valuesFor(ch.Metadata.Version)
-	if err != nil {
-		p := path.Root("version")
-		var ce *contradictionError
-		if errors.As(err, &ce) {
-			p = path.Root("values")
-		}
-		diags.AddAttributeError(p, "Invalid storage backend settings", err.Error())
-		return nil, false
-	}
-	return &helm.Release{
-		Name: s.ReleaseName, Namespace: s.Namespace, CreateNamespace: s.CreateNamespace,
-		Chart: ch, Values: values, Wait: s.Wait,
-	}, true
-}
-
-// observe reads the release, its StorageClasses and its footprint into m.
-func observe(ctx context.Context, hc *helm.Client, m *model, st *helm.Status, diags *diag.Diagnostics) {
-	var classes []string
-	if objs, err := st.Objects(); err == nil {
-		classes = helm.StorageClasses(objs)
-	} else {
-		diags.AddWarning("Reading the release manifest failed", err.Error())
-	}
-	var fp *helm.Footprint
-	if st.Status == "deployed" {
-		var err error
-		fp, err = hc.ReleaseFootprint(ctx, st)
-		if err != nil {
-			tflog.Warn(ctx, "measuring the footprint failed", map[string]any{"error": err.Error()})
-		}
-	}
-	m.observed(st, fp, classes)
-}
-
-// Create installs the release (atomically when waiting).
+// Create installs the release (atomically when waiting). A release of the same name that exists
+// already is an error, except one this provider installed whose install was interrupted: that one
+// is removed and installed again.
 func (r *Resource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	var plan model
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
@@ -266,34 +165,27 @@ func (r *Resource) Create(ctx context.Context, req resource.CreateRequest, resp 
 	s := plan.spec()
 	timeout, diags := plan.Timeouts.Create(ctx, defaultCreateTimeout)
 	resp.Diagnostics.Append(diags...)
-	hc, client := r.helmClient(ctx, &resp.Diagnostics)
+	hc, client, diags := r.clients(ctx)
+	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout+cleanupMargin)
 	defer cancel()
 
+	resp.Diagnostics.Append(claimReleaseName(ctx, hc, s, timeout)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
 	if s.Preflight {
 		resp.Diagnostics.Append(r.preflight(ctx, client, s)...)
 		if resp.Diagnostics.HasError() {
 			return
 		}
 	}
-	if !recoverPending(ctx, hc, s, timeout, &resp.Diagnostics) {
-		return
-	}
-	if st, err := hc.Get(s.ReleaseName, s.Namespace); err == nil {
-		resp.Diagnostics.AddError("Helm release "+s.id()+" already exists",
-			fmt.Sprintf("A release with this name exists in namespace %s (revision %d, %s, chart %s %s). Import it with "+
-				"`terraform import <address> %s`, or choose another release_name or namespace.",
-				s.Namespace, st.Revision, st.Status, st.ChartName, st.ChartVersion, s.id()))
-		return
-	} else if !errors.Is(err, helm.ErrNotFound) {
-		resp.Diagnostics.AddError("Reading Helm release "+s.id()+" failed", err.Error())
-		return
-	}
-	rel, ok := prepare(ctx, hc, s, &resp.Diagnostics)
-	if !ok {
+	rel, diags := prepare(ctx, hc, s)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
 		return
 	}
 	resp.Diagnostics.Append(r.checkCluster(ctx, client, s, rel.Values)...)
@@ -301,36 +193,24 @@ func (r *Resource) Create(ctx context.Context, req resource.CreateRequest, resp 
 		return
 	}
 	rel.Timeout = timeout
-	rel.Description = "installed by terraform-provider-clusterstorage"
+	rel.Description = "installed by " + releaseOwner
 	tflog.Info(ctx, "installing storage backend", map[string]any{"type": s.Type, "release": s.id(), "chart_version": rel.Chart.Metadata.Version, "wait": s.Wait, "timeout": timeout.String()})
 	st, err := hc.Install(ctx, *rel)
 	if err != nil {
-		detail := err.Error()
-		if s.Wait && waitFailed(err) {
-			detail += fmt.Sprintf("\n\nThe install waited up to %s for every workload of the release to become ready. "+
-				"Look at the pods in namespace %s (`kubectl -n %s get pods`, events) or raise timeouts.create.", timeout, s.Namespace, s.Namespace)
-		}
 		// State says what is real: a release the failed install left behind is recorded (as
 		// failed, so Terraform replaces it); none, and nothing is recorded.
 		left, getErr := hc.Get(s.ReleaseName, s.Namespace)
-		switch {
-		case getErr == nil:
-			observe(ctx, hc, &plan, left, &resp.Diagnostics)
+		if getErr == nil {
+			resp.Diagnostics.Append(observe(ctx, hc, &plan, left)...)
 			resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-			detail += fmt.Sprintf("\n\nThe release was left %s at revision %d; the next apply replaces it.", left.Status, left.Revision)
-		case errors.Is(getErr, helm.ErrNotFound):
-			if s.Wait {
-				detail += "\n\nThe release was removed again (atomic install)."
-			}
-		default:
-			detail += "\n\nWhether the release was removed again could not be checked: " + getErr.Error()
 		}
-		resp.Diagnostics.AddError("Installing "+s.Type+" failed", detail)
+		resp.Diagnostics.AddError("Installing "+s.Type+" release "+s.id()+" failed", applyFailure(opInstall, s, timeout, err, left, getErr))
 		return
 	}
-	observe(ctx, hc, &plan, st, &resp.Diagnostics)
+	resp.Diagnostics.Append(observe(ctx, hc, &plan, st)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateDrift, nil)...)
+	resp.Diagnostics.Append(demoteOtherDefaults(ctx, client, s, st)...)
 }
 
 // Read compares the live release with state: a missing release is removed from state, a
@@ -344,14 +224,17 @@ func (r *Resource) Read(ctx context.Context, req resource.ReadRequest, resp *res
 	}
 	imported, diags := req.Private.GetKey(ctx, privateImported)
 	resp.Diagnostics.Append(diags...)
-	hc, _ := r.helmClient(ctx, &resp.Diagnostics)
+	hc, _, diags := r.clients(ctx)
+	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
 	if state.Namespace.IsNull() || state.ReleaseName.IsNull() {
 		ns, name, ok := strings.Cut(state.ID.ValueString(), "/")
 		if !ok {
-			resp.Diagnostics.AddError("Invalid id", "The id must be <namespace>/<release_name>, got "+state.ID.ValueString()+".")
+			resp.Diagnostics.AddAttributeError(path.Root("id"), "Invalid storage backend id in state",
+				"The id must be <namespace>/<release_name> (e.g. openebs/openebs), got "+state.ID.ValueString()+
+					". Remove the resource from state (`terraform state rm`) and import it again with that form.")
 			return
 		}
 		state.Namespace, state.ReleaseName = types.StringValue(ns), types.StringValue(name)
@@ -360,7 +243,8 @@ func (r *Resource) Read(ctx context.Context, req resource.ReadRequest, resp *res
 	st, err := hc.Get(name, ns)
 	if errors.Is(err, helm.ErrNotFound) {
 		if imported != nil {
-			resp.Diagnostics.AddError("Cannot import "+ns+"/"+name, "There is no Helm release "+name+" in namespace "+ns+".")
+			resp.Diagnostics.AddError("Cannot import storage backend "+ns+"/"+name,
+				"There is no Helm release "+name+" in namespace "+ns+" (`helm list -n "+ns+"` lists what there is). Check the id: <namespace>/<release_name>.")
 			return
 		}
 		tflog.Info(ctx, "Helm release is gone; removing it from state", map[string]any{"release": ns + "/" + name})
@@ -368,16 +252,16 @@ func (r *Resource) Read(ctx context.Context, req resource.ReadRequest, resp *res
 		return
 	}
 	if err != nil {
-		resp.Diagnostics.AddError("Reading Helm release "+ns+"/"+name+" failed", err.Error())
+		resp.Diagnostics.AddError("Reading Helm release "+ns+"/"+name+" failed", readFailure(ns, err))
 		return
 	}
 	if imported != nil {
 		if err := state.adopt(st); err != nil {
-			resp.Diagnostics.AddError("Cannot import "+ns+"/"+name, err.Error())
+			resp.Diagnostics.AddError("Cannot import storage backend "+ns+"/"+name, err.Error())
 			return
 		}
 	}
-	observe(ctx, hc, &state, st, &resp.Diagnostics)
+	resp.Diagnostics.Append(observe(ctx, hc, &state, st)...)
 
 	// Drift: chart version, values, status.
 	var drift []string
@@ -417,18 +301,21 @@ func (r *Resource) Update(ctx context.Context, req resource.UpdateRequest, resp 
 	s := plan.spec()
 	timeout, diags := plan.Timeouts.Update(ctx, defaultUpdateTimeout)
 	resp.Diagnostics.Append(diags...)
-	hc, client := r.helmClient(ctx, &resp.Diagnostics)
+	hc, client, diags := r.clients(ctx)
+	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout+cleanupMargin)
 	defer cancel()
 
-	if !recoverPending(ctx, hc, s, timeout, &resp.Diagnostics) {
+	resp.Diagnostics.Append(recoverPending(ctx, hc, s, timeout)...)
+	if resp.Diagnostics.HasError() {
 		return
 	}
-	rel, ok := prepare(ctx, hc, s, &resp.Diagnostics)
-	if !ok {
+	rel, diags := prepare(ctx, hc, s)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
 		return
 	}
 	rel.Timeout = timeout
@@ -439,14 +326,16 @@ func (r *Resource) Update(ctx context.Context, req resource.UpdateRequest, resp 
 			return
 		}
 	}
+	op := opUpgrade
 	var st *helm.Status
 	switch {
 	case errors.Is(err, helm.ErrNotFound):
 		tflog.Info(ctx, "Helm release is gone; installing it again", map[string]any{"release": s.id()})
-		rel.Description = "installed by terraform-provider-clusterstorage"
+		op = opInstall
+		rel.Description = "installed by " + releaseOwner
 		st, err = hc.Install(ctx, *rel)
 	case err != nil:
-		resp.Diagnostics.AddError("Reading Helm release "+s.id()+" failed", err.Error())
+		resp.Diagnostics.AddError("Reading Helm release "+s.id()+" failed", readFailure(s.Namespace, err))
 		return
 	case live.Status == "deployed" && live.ChartVersion == rel.Chart.Metadata.Version && sameValues(rel.Values, live.Values):
 		tflog.Debug(ctx, "release already matches the configuration; no upgrade", map[string]any{"release": s.id()})
@@ -468,72 +357,34 @@ func (r *Resource) Update(ctx context.Context, req resource.UpdateRequest, resp 
 				return
 			}
 		}
-		rel.Description = "upgraded by terraform-provider-clusterstorage"
+		rel.Description = "upgraded by " + releaseOwner
 		tflog.Info(ctx, "upgrading storage backend", map[string]any{"type": s.Type, "release": s.id(), "chart_version": rel.Chart.Metadata.Version, "wait": s.Wait, "timeout": timeout.String()})
 		st, err = hc.Upgrade(ctx, *rel)
 	}
 	if err != nil {
-		detail := err.Error()
 		// State says what is real: the prior configuration with the release as it is now.
-		if now, getErr := hc.Get(s.ReleaseName, s.Namespace); getErr == nil {
-			observe(ctx, hc, &state, now, &resp.Diagnostics)
-			if s.Wait && waitFailed(err) {
-				detail += fmt.Sprintf("\n\nThe upgrade waited up to %s for every workload to become ready.", timeout)
-			}
-			detail += fmt.Sprintf("\n\nThe release is now revision %d (%s, chart %s)", now.Revision, now.Status, now.ChartVersion)
-			if s.Wait {
-				detail += ": a failed upgrade is rolled back"
-			}
-			detail += "."
+		now, getErr := hc.Get(s.ReleaseName, s.Namespace)
+		if getErr == nil {
+			resp.Diagnostics.Append(observe(ctx, hc, &state, now)...)
 		}
 		resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
-		resp.Diagnostics.AddError("Upgrading "+s.Type+" failed", detail)
+		verb := "Upgrading "
+		if op == opInstall {
+			verb = "Installing "
+		}
+		resp.Diagnostics.AddError(verb+s.Type+" release "+s.id()+" failed", applyFailure(op, s, timeout, err, now, getErr))
 		return
 	}
-	observe(ctx, hc, &plan, st, &resp.Diagnostics)
+	resp.Diagnostics.Append(observe(ctx, hc, &plan, st)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateDrift, nil)...)
+	resp.Diagnostics.Append(demoteOtherDefaults(ctx, client, s, st)...)
 }
 
-// prepareLonghornClassChange deletes the `longhorn` StorageClass before an upgrade that changes
-// its parameters, when Helm itself manages the class: a StorageClass's parameters are immutable,
-// so Helm could not patch it. (Real Longhorn renders the class only into a ConfigMap and its
-// manager re-creates the class; there this does nothing.)
-func prepareLonghornClassChange(ctx context.Context, client kubernetes.Interface, live *helm.Status, values map[string]any) diag.Diagnostics {
-	var diags diag.Diagnostics
-	objs, err := live.Objects()
-	if err != nil {
-		return diags
-	}
-	direct := false
-	for _, o := range objs {
-		if o.Kind == "StorageClass" && o.Name == longhornClassName && o.EmbeddedIn == "" {
-			direct = true
-		}
-	}
-	if !direct {
-		return diags
-	}
-	sc, err := client.StorageV1().StorageClasses().Get(ctx, longhornClassName, metav1.GetOptions{})
-	if err != nil {
-		return diags
-	}
-	wantReplicas := fmt.Sprint(lookupInt(values, keyLonghornClassReplicas, defaultLonghornReplicas))
-	wantLocality := lookupString(values, keyLonghornClassLocality, defaultLonghornLocality)
-	if sc.Parameters["numberOfReplicas"] == wantReplicas && sc.Parameters["dataLocality"] == wantLocality {
-		return diags
-	}
-	tflog.Info(ctx, "deleting StorageClass longhorn before the upgrade: its parameters change and are immutable",
-		map[string]any{"numberOfReplicas": wantReplicas, "dataLocality": wantLocality})
-	if err := client.StorageV1().StorageClasses().Delete(ctx, longhornClassName, metav1.DeleteOptions{}); err != nil && !kube.IsNotFound(err) {
-		diags.AddError("Deleting StorageClass longhorn failed", "Its parameters change with this upgrade and cannot be patched: "+err.Error())
-	}
-	return diags
-}
-
-// Delete uninstalls the release, refusing while claims of its StorageClasses exist (unless
-// force_destroy). For Longhorn it first sets deleting-confirmation-flag so the chart's
-// pre-delete hook lets the uninstall proceed.
+// Delete uninstalls the release. It refuses while any volume of the backend's drivers exists
+// (guard.go) unless force_destroy, and while someone else's Helm operation on the release is
+// pending; only then, for Longhorn, it sets deleting-confirmation-flag so the chart's pre-delete
+// hook lets the uninstall proceed.
 func (r *Resource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	var state model
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
@@ -543,7 +394,8 @@ func (r *Resource) Delete(ctx context.Context, req resource.DeleteRequest, resp 
 	s := state.spec()
 	timeout, diags := state.Timeouts.Delete(ctx, defaultDeleteTimeout)
 	resp.Diagnostics.Append(diags...)
-	hc, client := r.helmClient(ctx, &resp.Diagnostics)
+	hc, client, diags := r.clients(ctx)
+	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -555,112 +407,138 @@ func (r *Resource) Delete(ctx context.Context, req resource.DeleteRequest, resp 
 		return
 	}
 	if err != nil {
-		resp.Diagnostics.AddError("Reading Helm release "+s.id()+" failed", err.Error())
+		resp.Diagnostics.AddError("Reading Helm release "+s.id()+" failed", readFailure(s.Namespace, err))
 		return
 	}
-	objs, err := st.Objects()
-	if err != nil {
-		resp.Diagnostics.AddError("Reading the manifest of "+s.id()+" failed", err.Error())
+	resp.Diagnostics.Append(r.guard(ctx, client, s, st)...)
+	if resp.Diagnostics.HasError() {
 		return
 	}
-	classes := helm.StorageClasses(objs)
-	claims, err := claimsOf(ctx, client, classes)
-	if err != nil {
-		resp.Diagnostics.AddError("Listing PersistentVolumeClaims failed", err.Error())
-		return
-	}
-	if len(claims) > 0 {
-		if !s.ForceDestroy {
-			resp.Diagnostics.AddError("Storage backend "+s.id()+" still has volumes",
-				fmt.Sprintf("These PersistentVolumeClaims use its StorageClasses (%s):\n  %s\nDelete them first, or set force_destroy = true "+
-					"to uninstall anyway (their volumes then lose their driver).", strings.Join(classes, ", "), strings.Join(claims, "\n  ")))
+	if st.Pending() {
+		// Never uninstall under someone else's operation; repair an abandoned one of ours first.
+		resp.Diagnostics.Append(recoverPending(ctx, hc, s, timeout)...)
+		if resp.Diagnostics.HasError() {
 			return
 		}
-		tflog.Warn(ctx, "uninstalling although claims of the backend's classes exist (force_destroy)", map[string]any{"claims": claims})
+		if _, err := hc.Get(s.ReleaseName, s.Namespace); errors.Is(err, helm.ErrNotFound) {
+			return
+		}
 	}
-
 	if s.Type == typeLonghorn {
-		if !r.confirmLonghornDeletion(ctx, hc, s, &resp.Diagnostics) {
+		resp.Diagnostics.Append(r.confirmLonghornDeletion(ctx, client, s.Namespace)...)
+		if resp.Diagnostics.HasError() {
 			return
 		}
 	}
 	tflog.Info(ctx, "uninstalling storage backend", map[string]any{"type": s.Type, "release": s.id(), "timeout": timeout.String()})
 	if err := hc.Uninstall(ctx, s.ReleaseName, s.Namespace, helm.UninstallOptions{Wait: true, Timeout: timeout}); err != nil {
-		detail := err.Error()
-		if s.Type == typeLonghorn {
-			detail += "\n\nLonghorn's pre-delete hook (Job longhorn-uninstall) refuses while the deleting-confirmation-flag setting is false, " +
-				"and waits for Longhorn's volumes to be detached: look at its log (`kubectl -n " + s.Namespace + " logs job/longhorn-uninstall`)."
-		}
-		resp.Diagnostics.AddError("Uninstalling "+s.Type+" failed", detail)
+		resp.Diagnostics.AddError("Uninstalling "+s.Type+" release "+s.id()+" failed", applyFailure(opUninstall, s, timeout, err, nil, nil))
 	}
-}
-
-// confirmLonghornDeletion sets Longhorn's deleting-confirmation-flag: the Setting object (what
-// longhorn-manager's uninstall checks) and the chart value (what Longhorn applies to its settings
-// and documents for `helm uninstall`).
-func (r *Resource) confirmLonghornDeletion(ctx context.Context, hc *helm.Client, s spec, diags *diag.Diagnostics) bool {
-	if dyn, err := r.data.Kube.Dynamic(); err == nil {
-		_, err := dyn.Resource(longhornSettingGVR).Namespace(s.Namespace).Patch(ctx, longhornDeletingFlag,
-			k8stypes.MergePatchType, []byte(`{"value":"true"}`), metav1.PatchOptions{})
-		if err != nil {
-			tflog.Debug(ctx, "setting "+longhornDeletingFlag+" on the Setting object failed", map[string]any{"error": err.Error()})
-		} else {
-			tflog.Info(ctx, "set Longhorn setting "+longhornDeletingFlag+" to true")
-		}
-	}
-	_, err := hc.SetValues(ctx, s.ReleaseName, s.Namespace, func(values map[string]any) {
-		ds, _ := values["defaultSettings"].(map[string]any)
-		if ds == nil {
-			ds = map[string]any{}
-		}
-		ds["deletingConfirmationFlag"] = "true"
-		values["defaultSettings"] = ds
-	}, false, time.Minute)
-	if err != nil {
-		diags.AddError("Setting Longhorn's "+longhornDeletingFlag+" failed",
-			fmt.Sprintf("The uninstall needs %s=true (Longhorn refuses to uninstall otherwise): %v", keyLonghornDeletingFlag, err))
-		return false
-	}
-	tflog.Info(ctx, "upgraded the release with "+keyLonghornDeletingFlag+"=true before uninstalling")
-	return true
-}
-
-// claimsOf lists the PersistentVolumeClaims (namespace/name) of the given StorageClasses.
-func claimsOf(ctx context.Context, client kubernetes.Interface, classes []string) ([]string, error) {
-	if len(classes) == 0 {
-		return nil, nil
-	}
-	want := map[string]bool{}
-	for _, c := range classes {
-		want[c] = true
-	}
-	list, err := client.CoreV1().PersistentVolumeClaims("").List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, pvc := range list.Items {
-		class := pvc.Annotations["volume.beta.kubernetes.io/storage-class"]
-		if pvc.Spec.StorageClassName != nil {
-			class = *pvc.Spec.StorageClassName
-		}
-		if want[class] {
-			out = append(out, fmt.Sprintf("%s/%s (class %s)", pvc.Namespace, pvc.Name, class))
-		}
-	}
-	sort.Strings(out)
-	return out, nil
 }
 
 // ImportState imports a release by `<namespace>/<release_name>`.
 func (r *Resource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	ns, name, ok := strings.Cut(req.ID, "/")
 	if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
-		resp.Diagnostics.AddError("Invalid import id", "Import a storage backend by <namespace>/<release_name>, e.g. openebs/openebs; got "+req.ID+".")
+		resp.Diagnostics.AddError("Invalid import id",
+			"Import a storage backend by <namespace>/<release_name>, e.g. `terraform import clusterstorage_storage_backend.openebs openebs/openebs`; got "+req.ID+".")
 		return
 	}
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("namespace"), ns)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("release_name"), name)...)
 	resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateImported, []byte(`true`))...)
+}
+
+// clients returns a Helm client on the provider's cluster that logs to tflog and marks the
+// releases it installs as this provider's, and the typed Kubernetes client.
+func (r *Resource) clients(ctx context.Context) (*helm.Client, kubernetes.Interface, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	client := r.data.KubeClient(&diags)
+	if diags.HasError() {
+		return nil, nil, diags
+	}
+	rc, err := r.data.Kube.REST()
+	if err != nil {
+		diags.AddError("Cannot reach the Kubernetes cluster for Helm",
+			"The provider's Kubernetes configuration gave no usable connection: "+err.Error()+
+				". Check the provider's `kubernetes` block (or the KUBECONFIG / KUBE_* environment variables it falls back to).")
+		return nil, nil, diags
+	}
+	hc, err := helm.New(rc, helm.Options{Owner: releaseOwner, Log: func(format string, args ...any) {
+		tflog.Debug(ctx, fmt.Sprintf(format, args...))
+	}})
+	if err != nil {
+		diags.AddError("Creating the Helm client failed",
+			"The Helm SDK could not be set up on the provider's Kubernetes connection: "+err.Error()+
+				". Check the provider's `kubernetes` block; this is a bug in the provider if the connection works for other resources.")
+		return nil, nil, diags
+	}
+	return hc, client, diags
+}
+
+// prepare fetches the chart and computes the values for it.
+func prepare(ctx context.Context, hc *helm.Client, s spec) (*helm.Release, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	ch, err := hc.LocateChart(ctx, s.Source)
+	if err != nil {
+		diags.AddAttributeError(path.Root("repository"), "Fetching chart "+s.Source.String()+" failed",
+			err.Error()+". Check repository, chart and version (and the repository_* credentials and certificates, if the repository needs them).")
+		return nil, diags
+	}
+	if ch.Metadata.Name != s.engine().Chart {
+		diags.AddAttributeError(path.Root("chart"), "Wrong chart for type "+s.Type,
+			fmt.Sprintf("The chart %s is named %q, but type %q installs the %q chart. Point chart (or repository) at the %s chart.",
+				s.Source, ch.Metadata.Name, s.Type, s.engine().Chart, s.engine().Chart))
+		return nil, diags
+	}
+	values, err := s.valuesFor(ch.Metadata.Version)
+	if err != nil {
+		diags.Append(settingsError(s, err)...)
+		return nil, diags
+	}
+	return &helm.Release{
+		Name: s.ReleaseName, Namespace: s.Namespace, CreateNamespace: s.CreateNamespace,
+		Chart: ch, Values: values, Wait: s.Wait, MaxHistory: s.MaxHistory,
+	}, diags
+}
+
+// observe reads the release, its StorageClasses and its footprint into m.
+func observe(ctx context.Context, hc *helm.Client, m *model, st *helm.Status) diag.Diagnostics {
+	var diags diag.Diagnostics
+	var classes []string
+	if objs, err := st.Objects(); err == nil {
+		classes = helm.StorageClasses(objs)
+	} else {
+		diags.AddWarning("Reading the manifest of Helm release "+st.Namespace+"/"+st.Name+" failed",
+			"storage_classes stays empty until it can be read: "+err.Error()+". See `helm get manifest "+st.Name+" -n "+st.Namespace+"`.")
+	}
+	var fp *helm.Footprint
+	if st.Status == "deployed" {
+		var err error
+		fp, err = hc.ReleaseFootprint(ctx, st)
+		if err != nil {
+			tflog.Warn(ctx, "measuring the footprint failed", map[string]any{"error": err.Error()})
+		}
+	}
+	m.observed(st, fp, classes)
+	return diags
+}
+
+// valuesKnown reports whether every raw value input of the plan is known.
+func valuesKnown(m model) bool {
+	if m.Values.IsUnknown() {
+		return false
+	}
+	for _, e := range m.Values.Elements() {
+		if e.IsUnknown() {
+			return false
+		}
+	}
+	for _, s := range append(append([]setModel{}, m.Set...), m.SetSensitive...) {
+		if s.Name.IsUnknown() || s.Value.IsUnknown() || s.Type.IsUnknown() {
+			return false
+		}
+	}
+	return true
 }

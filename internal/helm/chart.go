@@ -36,6 +36,10 @@ type Source struct {
 	Password string //nolint:gosec // a credential the caller passes through, never logged
 	// CAFile is a PEM bundle used to verify the repository's certificate.
 	CAFile string
+	// CertFile and KeyFile are a PEM client certificate and its key, for
+	// repositories and registries that require TLS client authentication.
+	CertFile string
+	KeyFile  string
 	// Insecure skips TLS certificate verification.
 	Insecure bool
 	// PlainHTTP talks to an oci:// registry over http instead of https.
@@ -66,6 +70,8 @@ func (s Source) Validate() error {
 	switch {
 	case s.Chart == "":
 		return errors.New("chart must be set")
+	case (s.CertFile == "") != (s.KeyFile == ""):
+		return errors.New("a client certificate needs both its certificate file and its key file")
 	case s.IsOCI():
 		return nil
 	case s.Repository != "":
@@ -135,8 +141,8 @@ func (c *Client) httpGetter(src Source) (getter.Getter, error) {
 		getter.WithInsecureSkipVerifyTLS(src.Insecure),
 		getter.WithUserAgent("terraform-provider-clusterstorage"),
 	}
-	if src.CAFile != "" {
-		opts = append(opts, getter.WithTLSClientConfig("", "", src.CAFile))
+	if src.CAFile != "" || src.CertFile != "" {
+		opts = append(opts, getter.WithTLSClientConfig(src.CertFile, src.KeyFile, src.CAFile))
 	}
 	if src.Username != "" || src.Password != "" {
 		opts = append(opts, getter.WithBasicAuth(src.Username, src.Password))
@@ -242,7 +248,7 @@ func (c *Client) pullOCI(ctx context.Context, src Source) (*chart.Chart, error) 
 	if src.Username != "" || src.Password != "" {
 		opts = append(opts, registry.ClientOptBasicAuth(src.Username, src.Password))
 	}
-	if src.CAFile != "" || src.Insecure {
+	if src.CAFile != "" || src.CertFile != "" || src.Insecure {
 		hc, err := registryHTTPClient(src)
 		if err != nil {
 			return nil, err

@@ -184,3 +184,44 @@ func TestLocateChartFromOCIRegistry(t *testing.T) {
 		t.Error("an unsatisfiable constraint must fail")
 	}
 }
+
+// TestLocateChartClientCertAndInsecure: a repository that requires a TLS client certificate
+// serves the chart only with CertFile and KeyFile; Insecure skips verifying the server's
+// certificate (whose CA is not given), and without it that certificate is refused.
+func TestLocateChartClientCertAndInsecure(t *testing.T) {
+	charts := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(charts, "tiny"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(charts, "tiny", "Chart.yaml"), []byte("apiVersion: v2\nname: tiny\nversion: 0.1.0\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	repo := acctest.StartChartRepoWith(t, charts, acctest.ChartRepoOptions{TLS: true, ClientCert: true})
+	c := newOfflineClient(t)
+	ctx := context.Background()
+	src := helm.Source{Repository: repo.URL, Chart: "tiny", Version: "0.1.0", CAFile: repo.CAFile, CertFile: repo.CertFile, KeyFile: repo.KeyFile}
+
+	if ch, err := c.LocateChart(ctx, src); err != nil || ch.Metadata.Name != "tiny" {
+		t.Fatalf("with the client certificate: %v", err)
+	}
+	noCert := src
+	noCert.CertFile, noCert.KeyFile = "", ""
+	if _, err := c.LocateChart(ctx, noCert); err == nil {
+		t.Fatal("without a client certificate the repository must refuse")
+	}
+	halfCert := src
+	halfCert.KeyFile = ""
+	if _, err := c.LocateChart(ctx, halfCert); err == nil || !strings.Contains(err.Error(), "both its certificate file and its key file") {
+		t.Fatalf("a certificate without its key: %v", err)
+	}
+	insecure := src
+	insecure.CAFile, insecure.Insecure = "", true
+	if _, err := c.LocateChart(ctx, insecure); err != nil {
+		t.Fatalf("insecure_skip_verify with the client certificate: %v", err)
+	}
+	unverified := src
+	unverified.CAFile = ""
+	if _, err := c.LocateChart(ctx, unverified); err == nil || !strings.Contains(err.Error(), "certificate") {
+		t.Fatalf("an unknown server CA without insecure: %v", err)
+	}
+}

@@ -10,8 +10,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"helm.sh/helm/v3/pkg/action"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
@@ -32,6 +34,12 @@ type Options struct {
 	CacheDir string
 	// Log receives progress messages; nil discards them.
 	Log Logf
+	// Owner names the program that installs releases through this client
+	// (e.g. "terraform-provider-clusterstorage"). Every install and upgrade
+	// labels its release OwnerLabel=Owner, and Recover repairs only releases
+	// with that label. Empty: releases are not labelled and Recover repairs
+	// none.
+	Owner string
 }
 
 // Client runs Helm actions against one cluster.
@@ -39,12 +47,13 @@ type Client struct {
 	config   *rest.Config
 	cacheDir string
 	log      Logf
+	owner    string
 }
 
 // New returns a Client for the cluster that config points at.
 func New(config *rest.Config, opts Options) (*Client, error) {
 	if config == nil {
-		return nil, errors.New("helm: nil rest config")
+		return nil, errors.New("helm: no Kubernetes REST configuration was given")
 	}
 	dir := opts.CacheDir
 	if dir == "" {
@@ -54,7 +63,12 @@ func New(config *rest.Config, opts Options) (*Client, error) {
 	if log == nil {
 		log = func(string, ...any) {}
 	}
-	return &Client{config: rest.CopyConfig(config), cacheDir: dir, log: log}, nil
+	if opts.Owner != "" {
+		if errs := validation.IsValidLabelValue(opts.Owner); len(errs) > 0 {
+			return nil, fmt.Errorf("helm: owner %q is not a valid label value: %s", opts.Owner, strings.Join(errs, "; "))
+		}
+	}
+	return &Client{config: rest.CopyConfig(config), cacheDir: dir, log: log, owner: opts.Owner}, nil
 }
 
 // CacheDir returns the directory where charts and indexes are cached.

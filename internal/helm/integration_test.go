@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/release"
+	helmtime "helm.sh/helm/v3/pkg/time"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -28,6 +30,15 @@ import (
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/acctest"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/helm"
 )
+
+// testOwner marks the releases the integration tests' client installs.
+const testOwner = "helm-integration-test"
+
+// abandoned makes r look like an operation that started an hour ago, longer than any timeout
+// the tests use, so that Recover treats it as interrupted.
+func abandoned(r *release.Release) {
+	r.Info.LastDeployed = helmtime.Time{Time: time.Now().Add(-time.Hour)}
+}
 
 // cluster is what an integration test needs: the real cluster from
 // KUBECONFIG, a Helm client on it, a fresh namespace, and the fixture charts
@@ -62,7 +73,7 @@ func needCluster(t *testing.T, locks ...string) *cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := helm.New(rc, helm.Options{CacheDir: t.TempDir(), Log: func(format string, args ...any) {
+	c, err := helm.New(rc, helm.Options{CacheDir: t.TempDir(), Owner: testOwner, Log: func(format string, args ...any) {
 		t.Logf("helm: "+format, args...)
 	}})
 	if err != nil {
@@ -130,7 +141,7 @@ func (k *cluster) chart(t *testing.T, name, version string) *chart.Chart {
 
 func (k *cluster) values(t *testing.T, typed map[string]any, yamlDoc string, sets ...helm.Set) map[string]any {
 	t.Helper()
-	v, err := helm.MergeValues(typed, yamlDoc, sets)
+	v, err := helm.MergeValues(typed, []string{yamlDoc}, sets)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -482,6 +493,37 @@ func TestIntegrationRecoverPendingInstall(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+	// The install started moments ago and its timeout has not passed: it may still be running.
+	var inProgress *helm.InProgressError
+	if _, err := k.c.Recover(ctx, "openebs", k.ns, time.Minute, 0); !errors.As(err, &inProgress) {
+		t.Fatalf("recovering a release whose install may still run: %v, want an InProgressError", err)
+	}
+	if st, err := k.c.Get("openebs", k.ns); err != nil || st.Status != "pending-install" || !st.OwnedBy(testOwner) ||
+		st.Labels[helm.TimeoutLabel] != "120" {
+		t.Fatalf("after a refused recovery: %+v %v", st, err)
+	}
+	// A client of another owner never touches it, however old.
+	storeAs(t, k, func(cfg *action.Configuration) {
+		r, err := cfg.Releases.Get("openebs", 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		abandoned(r)
+		if err := cfg.Releases.Update(r); err != nil {
+			t.Fatal(err)
+		}
+	})
+	other, err := helm.New(k.rc, helm.Options{CacheDir: t.TempDir(), Owner: "someone-else"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var notOwned *helm.NotOwnedError
+	if _, err := other.Recover(ctx, "openebs", k.ns, time.Minute, 0); !errors.As(err, &notOwned) || notOwned.Owner != testOwner {
+		t.Fatalf("recovering another owner's release: %v, want a NotOwnedError naming %s", err, testOwner)
+	}
+	if st, err := k.c.Get("openebs", k.ns); err != nil || st.Status != "pending-install" || st.Revision != 1 {
+		t.Fatalf("another owner's recovery changed the release: %+v %v", st, err)
+	}
 	if _, err := k.c.Install(ctx, rel); err == nil {
 		t.Fatal("installing over a pending-install release should fail")
 	}
@@ -489,7 +531,7 @@ func TestIntegrationRecoverPendingInstall(t *testing.T) {
 		t.Fatalf("upgrading a pending-install release: %v", err)
 	}
 
-	msg, err := k.c.Recover(ctx, "openebs", k.ns, time.Minute)
+	msg, err := k.c.Recover(ctx, "openebs", k.ns, time.Minute, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -506,10 +548,10 @@ func TestIntegrationRecoverPendingInstall(t *testing.T) {
 	if st.Revision != 1 || st.Status != "deployed" {
 		t.Fatalf("reinstalled: %+v", st)
 	}
-	if msg, err := k.c.Recover(ctx, "openebs", k.ns, time.Minute); err != nil || msg != "" {
+	if msg, err := k.c.Recover(ctx, "openebs", k.ns, time.Minute, 0); err != nil || msg != "" {
 		t.Fatalf("recovering a healthy release: %q %v", msg, err)
 	}
-	if msg, err := k.c.Recover(ctx, "absent", k.ns, time.Minute); err != nil || msg != "" {
+	if msg, err := k.c.Recover(ctx, "absent", k.ns, time.Minute, 0); err != nil || msg != "" {
 		t.Fatalf("recovering a missing release: %q %v", msg, err)
 	}
 	absent := rel
@@ -576,7 +618,28 @@ func TestIntegrationRecoverPendingUpgrade(t *testing.T) {
 		r2.Version = 2
 		r2.Chart = newer
 		r2.SetStatus(release.StatusPendingUpgrade, "Preparing upgrade")
+		abandoned(&r2)
+		// Labels as Helm copies them from revision 1: the upgrade was someone else's.
+		r2.Labels = map[string]string{}
+		for k, v := range r1.Labels {
+			r2.Labels[k] = v
+		}
 		if err := cfg.Releases.Create(&r2); err != nil {
+			t.Fatal(err)
+		}
+	})
+	var notOwned *helm.NotOwnedError
+	if _, err := k.c.Recover(ctx, "openebs", k.ns, time.Minute, 10); !errors.As(err, &notOwned) || !notOwned.Inherited {
+		t.Fatalf("recovering a pending upgrade with labels copied from our revision: %v, want an inherited NotOwnedError", err)
+	}
+	// As this client's own interrupted upgrade labels it.
+	storeAs(t, k, func(cfg *action.Configuration) {
+		r2, err := cfg.Releases.Get("openebs", 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r2.Labels[helm.RevisionLabel] = "2"
+		if err := cfg.Releases.Update(r2); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -584,7 +647,7 @@ func TestIntegrationRecoverPendingUpgrade(t *testing.T) {
 		!strings.Contains(err.Error(), "in progress") {
 		t.Fatalf("upgrading a pending-upgrade release: %v", err)
 	}
-	msg, err := k.c.Recover(ctx, "openebs", k.ns, 2*time.Minute)
+	msg, err := k.c.Recover(ctx, "openebs", k.ns, 2*time.Minute, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -628,11 +691,13 @@ func TestIntegrationRecoverPendingUpgrade(t *testing.T) {
 		next.Info = &info
 		next.Version = last.Version + 1
 		next.SetStatus(release.StatusPendingRollback, "Rollback underway")
+		abandoned(&next)
+		next.Labels = map[string]string{helm.OwnerLabel: testOwner, helm.RevisionLabel: strconv.Itoa(next.Version)}
 		if err := cfg.Releases.Create(&next); err != nil {
 			t.Fatal(err)
 		}
 	})
-	msg, err = k.c.Recover(ctx, "openebs", k.ns, time.Minute)
+	msg, err = k.c.Recover(ctx, "openebs", k.ns, time.Minute, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -172,3 +172,43 @@ func Workloads(objs []Object, ns string) []Object {
 	}
 	return out
 }
+
+// ClaimTemplates maps each StatefulSet of a rendered manifest ("namespace/name", the namespace
+// defaulted to ns) to the names of its volumeClaimTemplates: the StatefulSet controller names
+// their claims <template>-<statefulset>-<ordinal> in the StatefulSet's namespace. StatefulSets
+// without templates are left out.
+func ClaimTemplates(manifest, ns string) (map[string][]string, error) {
+	out := map[string][]string{}
+	for k, doc := range releaseutil.SplitManifests(manifest) {
+		var sts struct {
+			APIVersion string `json:"apiVersion"`
+			Kind       string `json:"kind"`
+			Metadata   struct {
+				Name      string `json:"name"`
+				Namespace string `json:"namespace"`
+			} `json:"metadata"`
+			Spec struct {
+				VolumeClaimTemplates []struct {
+					Metadata struct {
+						Name string `json:"name"`
+					} `json:"metadata"`
+				} `json:"volumeClaimTemplates"`
+			} `json:"spec"`
+		}
+		if err := yaml.Unmarshal([]byte(doc), &sts); err != nil {
+			return nil, fmt.Errorf("parsing manifest document %d: %w", manifestIndex(k), err)
+		}
+		if sts.Kind != "StatefulSet" || !strings.HasPrefix(sts.APIVersion, "apps/") || len(sts.Spec.VolumeClaimTemplates) == 0 {
+			continue
+		}
+		namespace := sts.Metadata.Namespace
+		if namespace == "" {
+			namespace = ns
+		}
+		key := namespace + "/" + sts.Metadata.Name
+		for _, t := range sts.Spec.VolumeClaimTemplates {
+			out[key] = append(out[key], t.Metadata.Name)
+		}
+	}
+	return out, nil
+}

@@ -130,3 +130,49 @@ func TestParseManifestEmptyAndErrors(t *testing.T) {
 		t.Error("invalid YAML should fail")
 	}
 }
+
+func TestClaimTemplates(t *testing.T) {
+	manifest := `---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: openebs-etcd
+spec:
+  volumeClaimTemplates:
+    - metadata:
+        name: data
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: loki
+  namespace: logs
+spec:
+  volumeClaimTemplates:
+    - metadata:
+        name: storage
+    - metadata:
+        name: wal
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: no-claims
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: data-openebs-etcd-0
+`
+	got, err := ClaimTemplates(manifest, "openebs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{"openebs/openebs-etcd": {"data"}, "logs/loki": {"storage", "wal"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	if _, err := ClaimTemplates("kind: [", "x"); err == nil {
+		t.Error("a broken manifest must be an error")
+	}
+}

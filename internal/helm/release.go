@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"helm.sh/helm/v3/pkg/action"
@@ -14,6 +15,26 @@ import (
 
 // DefaultTimeout bounds an action whose Release has no Timeout.
 const DefaultTimeout = 10 * time.Minute
+
+// Labels this package puts on the releases it installs and upgrades (Helm
+// release labels: on the release's storage Secret and in `helm get metadata`).
+const (
+	// OwnerLabel names the program that made the release (Options.Owner).
+	OwnerLabel = "clusterstorage.io/managed-by"
+	// TimeoutLabel holds the timeout, in seconds, of the install or upgrade
+	// that wrote the revision: while it has not passed, that operation may
+	// still be running and Recover leaves the release alone.
+	TimeoutLabel = "clusterstorage.io/operation-timeout"
+	// RevisionLabel is the revision the labelled install or upgrade made.
+	// Helm copies a release's labels into every later revision (a person's
+	// `helm upgrade` too), so a pending revision is this client's own only
+	// when this label names it.
+	RevisionLabel = "clusterstorage.io/revision"
+)
+
+// recoverSkew is added to a pending operation's timeout before Recover treats
+// it as abandoned (clock skew between machines, Helm's own cleanup).
+const recoverSkew = 30 * time.Second
 
 // Release is what to install or upgrade.
 type Release struct {
@@ -31,6 +52,9 @@ type Release struct {
 	Timeout time.Duration
 	// Description is recorded in the release history.
 	Description string
+	// MaxHistory is how many revisions an upgrade keeps (older ones are
+	// deleted); 0 keeps all of them, as helm does.
+	MaxHistory int
 }
 
 func (r Release) timeout() time.Duration {
@@ -67,18 +91,33 @@ type Status struct {
 	// Manifest is the rendered manifest, hooks excluded.
 	Manifest      string
 	FirstDeployed time.Time
-	LastDeployed  time.Time
-	Notes         string
+	// LastDeployed is when the latest operation on the release started.
+	LastDeployed time.Time
+	Notes        string
+	// Labels are the release's own labels (Helm's system labels excluded).
+	Labels map[string]string
 }
 
 // Pending reports whether the release is in the middle of an operation.
 func (s *Status) Pending() bool { return release.Status(s.Status).IsPending() }
 
+// OwnedBy reports whether the release carries OwnerLabel=owner.
+func (s *Status) OwnedBy(owner string) bool { return owner != "" && s.Labels[OwnerLabel] == owner }
+
 // Objects parses the rendered manifest.
 func (s *Status) Objects() ([]Object, error) { return ParseManifest(s.Manifest) }
 
 func statusOf(r *release.Release) *Status {
-	s := &Status{Name: r.Name, Namespace: r.Namespace, Revision: r.Version, Manifest: r.Manifest, Values: r.Config}
+	s := &Status{Name: r.Name, Namespace: r.Namespace, Revision: r.Version, Manifest: r.Manifest, Values: r.Config, Labels: map[string]string{}}
+	system := map[string]bool{}
+	for _, k := range driver.GetSystemLabels() {
+		system[k] = true
+	}
+	for k, v := range r.Labels {
+		if !system[k] {
+			s.Labels[k] = v
+		}
+	}
 	if r.Info != nil {
 		s.Status = r.Info.Status.String()
 		s.Description = r.Info.Description
@@ -117,6 +156,7 @@ func (c *Client) Install(ctx context.Context, rel Release) (*Status, error) {
 	act.WaitForJobs = rel.Wait
 	act.Atomic = rel.Wait
 	act.Description = rel.Description
+	act.Labels = c.labels(act.Timeout, 1)
 	c.log("helm install %s in namespace %s: chart %s %s (wait=%t, timeout=%s)", rel.Name, rel.Namespace, rel.Chart.Metadata.Name, rel.Chart.Metadata.Version, rel.Wait, act.Timeout)
 	r, err := act.RunWithContext(ctx, rel.Chart, copyValues(rel.Values))
 	if err != nil {
@@ -145,8 +185,11 @@ func (c *Client) Upgrade(ctx context.Context, rel Release) (*Status, error) {
 	act.Atomic = rel.Wait
 	act.CleanupOnFail = rel.Wait
 	act.ResetValues = true
-	act.MaxHistory = 10
+	act.MaxHistory = rel.MaxHistory
 	act.Description = rel.Description
+	if last, err := cfg.Releases.Last(rel.Name); err == nil {
+		act.Labels = c.labels(act.Timeout, last.Version+1)
+	}
 	c.log("helm upgrade %s in namespace %s: chart %s %s (wait=%t, timeout=%s)", rel.Name, rel.Namespace, rel.Chart.Metadata.Name, rel.Chart.Metadata.Version, rel.Wait, act.Timeout)
 	r, err := act.RunWithContext(ctx, rel.Name, rel.Chart, copyValues(rel.Values))
 	if err != nil {
@@ -262,8 +305,56 @@ func sortByRevision(rels []*release.Release) {
 	}
 }
 
+// NotOwnedError says that a pending release was not made by this client's
+// owner, so Recover left it alone.
+type NotOwnedError struct {
+	Name, Namespace string
+	Status          string
+	Revision        int
+	// Owner is the release's OwnerLabel ("" when it has none).
+	Owner string
+	// Inherited: the revision carries the owner's labels only because Helm
+	// copied them from an earlier revision (RevisionLabel names another one):
+	// someone else's operation on the owner's release.
+	Inherited bool
+}
+
+func (e *NotOwnedError) Error() string {
+	by := "has no " + OwnerLabel + " label"
+	switch {
+	case e.Inherited:
+		by = fmt.Sprintf("was not written by %s (its labels are copied from an earlier revision)", e.Owner)
+	case e.Owner != "":
+		by = fmt.Sprintf("is labelled %s=%s", OwnerLabel, e.Owner)
+	}
+	return fmt.Sprintf("release %s/%s is %s at revision %d and %s: that operation was not started by this provider, so it is not repaired "+
+		"(another Helm operation, e.g. a person's `helm upgrade`, may still be running on it)", e.Namespace, e.Name, e.Status, e.Revision, by)
+}
+
+// InProgressError says that a pending release's operation may still be
+// running: its timeout has not passed since it started.
+type InProgressError struct {
+	Name, Namespace string
+	Status          string
+	Revision        int
+	Started         time.Time
+	// Until is when the operation's timeout (and a margin) has passed.
+	Until time.Time
+}
+
+func (e *InProgressError) Error() string {
+	return fmt.Sprintf("release %s/%s is %s at revision %d since %s; the operation that started then may still be running "+
+		"until %s (its timeout), so it is not repaired before that", e.Namespace, e.Name, e.Status, e.Revision,
+		e.Started.UTC().Format(time.RFC3339), e.Until.UTC().Format(time.RFC3339))
+}
+
 // Recover repairs a release that an interrupted apply left in a pending
-// state, so the next install or upgrade can run:
+// state, so the next install or upgrade can run. It acts only on a release
+// labelled with this client's owner whose pending operation cannot still be
+// running: it started longer ago than its own timeout (the TimeoutLabel of
+// the pending revision; timeout when the label is absent), plus a margin.
+// A pending release of another owner is a *NotOwnedError, one whose
+// operation may still run an *InProgressError; neither is changed. Then:
 //   - pending-install with no deployed revision: the half-made release is
 //     uninstalled (hooks skipped); the caller installs it again;
 //   - pending-upgrade or pending-rollback (or pending-install after a deployed
@@ -271,8 +362,9 @@ func sortByRevision(rels []*release.Release) {
 //     none, the pending revision is marked failed.
 //
 // It returns a description of what it did ("" when the release is absent or
-// not pending), suitable for a warning.
-func (c *Client) Recover(ctx context.Context, name, namespace string, timeout time.Duration) (string, error) {
+// not pending), suitable for a warning. maxHistory bounds the revisions a
+// rollback keeps (0: all).
+func (c *Client) Recover(ctx context.Context, name, namespace string, timeout time.Duration, maxHistory int) (string, error) {
 	cfg, err := c.actionConfig(namespace)
 	if err != nil {
 		return "", err
@@ -287,6 +379,23 @@ func (c *Client) Recover(ctx context.Context, name, namespace string, timeout ti
 	if last.Info == nil || !last.Info.Status.IsPending() {
 		return "", nil
 	}
+	stuck := last.Info.Status
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	owner := last.Labels[OwnerLabel]
+	if c.owner == "" || owner != c.owner || last.Labels[RevisionLabel] != strconv.Itoa(last.Version) {
+		return "", &NotOwnedError{Name: name, Namespace: namespace, Status: stuck.String(), Revision: last.Version, Owner: owner,
+			Inherited: owner != "" && last.Labels[RevisionLabel] != strconv.Itoa(last.Version)}
+	}
+	bound := timeout
+	if secs, err := strconv.Atoi(last.Labels[TimeoutLabel]); err == nil && secs > 0 {
+		bound = time.Duration(secs) * time.Second
+	}
+	started := last.Info.LastDeployed.Time
+	if until := started.Add(bound + recoverSkew); time.Now().Before(until) {
+		return "", &InProgressError{Name: name, Namespace: namespace, Status: stuck.String(), Revision: last.Version, Started: started, Until: until}
+	}
 	history, err := cfg.Releases.History(name)
 	if err != nil {
 		return "", err
@@ -298,18 +407,15 @@ func (c *Client) Recover(ctx context.Context, name, namespace string, timeout ti
 			deployed = r
 		}
 	}
-	stuck := last.Info.Status
-	if timeout <= 0 {
-		timeout = DefaultTimeout
-	}
-	c.log("release %s/%s is stuck in %s at revision %d; recovering", namespace, name, stuck, last.Version)
+	c.log("release %s/%s is stuck in %s at revision %d since %s; recovering", namespace, name, stuck, last.Version, started.UTC().Format(time.RFC3339))
+	why := fmt.Sprintf("Helm release %s/%s was stuck in %s at revision %d since %s (an earlier apply of this provider was interrupted)",
+		namespace, name, stuck, last.Version, started.UTC().Format(time.RFC3339))
 
 	if stuck == release.StatusPendingInstall && deployed == nil {
 		if err := c.Uninstall(ctx, name, namespace, UninstallOptions{Wait: true, Timeout: timeout, DisableHooks: true}); err != nil {
 			return "", fmt.Errorf("removing release %s/%s stuck in %s: %w", namespace, name, stuck, err)
 		}
-		return fmt.Sprintf("Helm release %s/%s was stuck in %s at revision %d (an earlier apply was interrupted); "+
-			"it had never been deployed, so it was uninstalled and will be installed again.", namespace, name, stuck, last.Version), nil
+		return why + "; it had never been deployed, so it was uninstalled (hooks skipped) and will be installed again.", nil
 	}
 
 	if deployed != nil {
@@ -322,12 +428,11 @@ func (c *Client) Recover(ctx context.Context, name, namespace string, timeout ti
 		rb.WaitForJobs = true
 		rb.Timeout = timeout
 		rb.CleanupOnFail = true
-		rb.MaxHistory = 10
+		rb.MaxHistory = maxHistory
 		if err := rb.Run(name); err != nil {
 			return "", fmt.Errorf("rolling release %s/%s back from %s revision %d to revision %d: %w", namespace, name, stuck, last.Version, deployed.Version, err)
 		}
-		return fmt.Sprintf("Helm release %s/%s was stuck in %s at revision %d (an earlier apply was interrupted); "+
-			"it was rolled back to the last deployed revision %d (chart %s %s).", namespace, name, stuck, last.Version,
+		return fmt.Sprintf("%s; it was rolled back to the last deployed revision %d (chart %s %s).", why,
 			deployed.Version, deployed.Chart.Metadata.Name, deployed.Chart.Metadata.Version), nil
 	}
 
@@ -335,8 +440,16 @@ func (c *Client) Recover(ctx context.Context, name, namespace string, timeout ti
 	if err := cfg.Releases.Update(last); err != nil {
 		return "", fmt.Errorf("marking release %s/%s revision %d failed: %w", namespace, name, last.Version, err)
 	}
-	return fmt.Sprintf("Helm release %s/%s was stuck in %s at revision %d (an earlier apply was interrupted) and "+
-		"has no deployed revision to roll back to; it was marked failed so that the next upgrade can run.", namespace, name, stuck, last.Version), nil
+	return why + "; it has no deployed revision to roll back to, so it was marked failed and the next upgrade can run.", nil
+}
+
+// labels returns the release labels of an install or upgrade that makes
+// revision and is bounded by timeout: none without an owner.
+func (c *Client) labels(timeout time.Duration, revision int) map[string]string {
+	if c.owner == "" {
+		return nil
+	}
+	return map[string]string{OwnerLabel: c.owner, TimeoutLabel: strconv.Itoa(int(timeout.Seconds())), RevisionLabel: strconv.Itoa(revision)}
 }
 
 func copyValues(v map[string]any) map[string]any {

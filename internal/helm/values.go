@@ -15,11 +15,21 @@ import (
 // Set is one `--set`-style entry: Name is a Helm value path ("a.b[0].c",
 // with `\.` for a literal dot), Value its value. With String the value is
 // always a string (`--set-string`); otherwise "true", "false", "null" and
-// integers are typed as helm does.
+// integers are typed as helm does. A Sensitive value is never printed: errors
+// and contradictions show "(sensitive value)" in its place.
 type Set struct {
-	Name   string
-	Value  string
-	String bool
+	Name      string
+	Value     string
+	String    bool
+	Sensitive bool
+}
+
+// shown is the value as errors may print it.
+func (s Set) shown() string {
+	if s.Sensitive {
+		return "(sensitive value)"
+	}
+	return fmt.Sprintf("%q", s.Value)
 }
 
 // escapeSetValue escapes the characters strvals treats specially in a value.
@@ -30,32 +40,36 @@ func escapeSetValue(v string) string {
 
 // MergeValues builds the values passed to Helm from, in increasing priority:
 // typed, the settings the provider derived from typed attributes, keyed by
-// dotted value paths ("persistence.defaultClassReplicaCount"); userYAML, the
-// user's raw values document; and sets, the user's set entries. Maps merge
+// dotted value paths ("persistence.defaultClassReplicaCount"); docs, the
+// user's raw values documents, each merged over the ones before it (like
+// repeated `helm -f`); and sets, the user's set entries, in order. Maps merge
 // key by key; anything else is replaced by the later source.
-func MergeValues(typed map[string]any, userYAML string, sets []Set) (map[string]any, error) {
+func MergeValues(typed map[string]any, docs []string, sets []Set) (map[string]any, error) {
 	out, err := expandTyped(typed)
 	if err != nil {
 		return nil, err
 	}
-	user, err := parseUserYAML(userYAML)
-	if err != nil {
-		return nil, err
+	for i, doc := range docs {
+		user, err := parseUserYAML(i, doc)
+		if err != nil {
+			return nil, err
+		}
+		out = mergeMaps(out, user)
 	}
-	out = mergeMaps(out, user)
 	if err := applySets(out, sets); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-func parseUserYAML(doc string) (map[string]any, error) {
+// parseUserYAML parses values document i. An empty document is an empty map.
+func parseUserYAML(i int, doc string) (map[string]any, error) {
 	user := map[string]any{}
 	if strings.TrimSpace(doc) == "" {
 		return user, nil
 	}
 	if err := yaml.Unmarshal([]byte(doc), &user); err != nil {
-		return nil, fmt.Errorf("values is not a YAML mapping: %w", err)
+		return nil, fmt.Errorf("values[%d] is not a YAML mapping: %w", i, err)
 	}
 	if user == nil {
 		user = map[string]any{}
@@ -66,7 +80,7 @@ func parseUserYAML(doc string) (map[string]any, error) {
 func applySets(dst map[string]any, sets []Set) error {
 	for _, s := range sets {
 		if s.Name == "" {
-			return fmt.Errorf("set entry with value %q has no name", s.Value)
+			return fmt.Errorf("set entry with value %s has no name", s.shown())
 		}
 		entry := s.Name + "=" + escapeSetValue(s.Value)
 		var err error
@@ -76,6 +90,10 @@ func applySets(dst map[string]any, sets []Set) error {
 			err = strvals.ParseInto(entry, dst)
 		}
 		if err != nil {
+			if s.Sensitive {
+				// strvals errors quote the entry, value included.
+				return fmt.Errorf("set_sensitive %q: the value path or value cannot be parsed", s.Name)
+			}
 			return fmt.Errorf("set %q: %w", s.Name, err)
 		}
 	}
@@ -203,12 +221,19 @@ type Contradiction struct {
 	// Raw is what the raw source sets at Key (nil when it deletes it or
 	// replaces a parent with a non-map).
 	Raw any
-	// Source is "values" for the YAML document or "set[<name>]".
+	// Source is "values[<i>]" for a YAML document, "set[<name>]" or
+	// "set_sensitive[<name>]".
 	Source string
+	// Sensitive hides Raw when printed.
+	Sensitive bool
 }
 
 func (c Contradiction) String() string {
-	return fmt.Sprintf("%s sets %s to %s, but the typed setting asks for %s", c.Source, c.Key, render(c.Raw), render(c.Typed))
+	raw := render(c.Raw)
+	if c.Sensitive {
+		raw = "(sensitive value)"
+	}
+	return fmt.Sprintf("%s sets %s to %s, but the typed setting asks for %s", c.Source, c.Key, raw, render(c.Typed))
 }
 
 func render(v any) string {
@@ -222,14 +247,11 @@ func render(v any) string {
 	return strings.TrimSpace(string(b))
 }
 
-// Contradictions reports every typed key whose value the user's YAML or set
-// entries change. Equal values written differently (3 and "3", true and
-// "true") are not contradictions. It is pure: no cluster, no chart.
-func Contradictions(typed map[string]any, userYAML string, sets []Set) ([]Contradiction, error) {
-	user, err := parseUserYAML(userYAML)
-	if err != nil {
-		return nil, err
-	}
+// Contradictions reports every typed key whose value one of the user's YAML
+// documents or set entries changes. Equal values written differently (3 and
+// "3", true and "true") are not contradictions. It is pure: no cluster, no
+// chart.
+func Contradictions(typed map[string]any, docs []string, sets []Set) ([]Contradiction, error) {
 	keys := make([]string, 0, len(typed))
 	for k := range typed {
 		keys = append(keys, k)
@@ -237,7 +259,7 @@ func Contradictions(typed map[string]any, userYAML string, sets []Set) ([]Contra
 	sort.Strings(keys)
 
 	var out []Contradiction
-	check := func(source string, tree map[string]any) {
+	check := func(source string, sensitive bool, tree map[string]any) {
 		for _, k := range keys {
 			path := splitPath(k)
 			raw, present := lookup(tree, path)
@@ -245,17 +267,27 @@ func Contradictions(typed map[string]any, userYAML string, sets []Set) ([]Contra
 				continue
 			}
 			if !sameValue(typed[k], raw) {
-				out = append(out, Contradiction{Key: k, Typed: typed[k], Raw: raw, Source: source})
+				out = append(out, Contradiction{Key: k, Typed: typed[k], Raw: raw, Source: source, Sensitive: sensitive})
 			}
 		}
 	}
-	check("values", user)
+	for i, doc := range docs {
+		user, err := parseUserYAML(i, doc)
+		if err != nil {
+			return nil, err
+		}
+		check(fmt.Sprintf("values[%d]", i), false, user)
+	}
 	for _, s := range sets {
 		tree := map[string]any{}
 		if err := applySets(tree, []Set{s}); err != nil {
 			return nil, err
 		}
-		check("set["+s.Name+"]", tree)
+		source := "set[" + s.Name + "]"
+		if s.Sensitive {
+			source = "set_sensitive[" + s.Name + "]"
+		}
+		check(source, s.Sensitive, tree)
 	}
 	return out, nil
 }

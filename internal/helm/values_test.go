@@ -2,8 +2,17 @@ package helm
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
+
+// docs turns one document into the documents list ("" is none).
+func docs(doc string) []string {
+	if doc == "" {
+		return nil
+	}
+	return []string{doc}
+}
 
 func TestMergeValues(t *testing.T) {
 	tests := []struct {
@@ -59,7 +68,7 @@ func TestMergeValues(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := MergeValues(tt.typed, tt.yaml, tt.sets)
+			got, err := MergeValues(tt.typed, docs(tt.yaml), tt.sets)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -73,7 +82,7 @@ func TestMergeValues(t *testing.T) {
 func TestMergeValuesDoesNotAliasTyped(t *testing.T) {
 	inner := map[string]any{"enabled": true}
 	typed := map[string]any{"x": inner}
-	got, err := MergeValues(typed, "x:\n  enabled: false\n", nil)
+	got, err := MergeValues(typed, []string{"x:\n  enabled: false\n"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +109,7 @@ func TestMergeValuesErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if _, err := MergeValues(tt.typed, tt.yaml, tt.sets); err == nil {
+			if _, err := MergeValues(tt.typed, docs(tt.yaml), tt.sets); err == nil {
 				t.Fatal("expected an error")
 			}
 		})
@@ -123,16 +132,16 @@ func TestContradictions(t *testing.T) {
 		{name: "nothing raw", want: nil},
 		{name: "same values written differently", yaml: "persistence:\n  defaultClassReplicaCount: \"2\"\nlonghornUI:\n  replicas: 1.0\n", sets: []Set{{Name: "defaultSettings.deletingConfirmationFlag", Value: "false"}}, want: nil},
 		{name: "unrelated keys", yaml: "image:\n  pullPolicy: Never\n", sets: []Set{{Name: "csi.kubeletRootDir", Value: "/var/lib/kubelet"}}, want: nil},
-		{name: "yaml contradicts", yaml: "persistence:\n  defaultClassReplicaCount: 3\n", want: []string{"values persistence.defaultClassReplicaCount"}},
+		{name: "yaml contradicts", yaml: "persistence:\n  defaultClassReplicaCount: 3\n", want: []string{"values[0] persistence.defaultClassReplicaCount"}},
 		{name: "set contradicts", sets: []Set{{Name: "longhornUI.replicas", Value: "2"}}, want: []string{"set[longhornUI.replicas] longhornUI.replicas"}},
 		{name: "set-string of same text is fine", sets: []Set{{Name: "longhornUI.replicas", Value: "1", String: true}}, want: nil},
-		{name: "yaml null deletes a typed key", yaml: "persistence:\n  defaultDataLocality: null\n", want: []string{"values persistence.defaultDataLocality"}},
-		{name: "parent replaced by scalar", yaml: "persistence: none\n", want: []string{"values persistence.defaultClassReplicaCount", "values persistence.defaultDataLocality"}},
-		{name: "both sources", yaml: "defaultSettings:\n  deletingConfirmationFlag: true\n", sets: []Set{{Name: "persistence.defaultDataLocality", Value: "disabled"}}, want: []string{"values defaultSettings.deletingConfirmationFlag", "set[persistence.defaultDataLocality] persistence.defaultDataLocality"}},
+		{name: "yaml null deletes a typed key", yaml: "persistence:\n  defaultDataLocality: null\n", want: []string{"values[0] persistence.defaultDataLocality"}},
+		{name: "parent replaced by scalar", yaml: "persistence: none\n", want: []string{"values[0] persistence.defaultClassReplicaCount", "values[0] persistence.defaultDataLocality"}},
+		{name: "both sources", yaml: "defaultSettings:\n  deletingConfirmationFlag: true\n", sets: []Set{{Name: "persistence.defaultDataLocality", Value: "disabled"}}, want: []string{"values[0] defaultSettings.deletingConfirmationFlag", "set[persistence.defaultDataLocality] persistence.defaultDataLocality"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := Contradictions(typed, tt.yaml, tt.sets)
+			got, err := Contradictions(typed, docs(tt.yaml), tt.sets)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -147,6 +156,54 @@ func TestContradictions(t *testing.T) {
 				t.Errorf("got %q, want %q", keys, tt.want)
 			}
 		})
+	}
+}
+
+// TestMergeValuesDocumentsInOrder: each document merges over the ones before it (maps key by
+// key, lists and scalars replaced), then the set entries, sensitive ones included, in order.
+func TestMergeValuesDocumentsInOrder(t *testing.T) {
+	got, err := MergeValues(map[string]any{"a.typed": 1},
+		[]string{
+			"a:\n  x: first\n  keep: 1\nlist: [1, 2]\n",
+			"",
+			"a:\n  x: second\nlist: [3]\n",
+		},
+		[]Set{{Name: "a.x", Value: "set"}, {Name: "secret.token", Value: "s3cr3t", Sensitive: true}, {Name: "a.x", Value: "last"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{
+		"a":      map[string]any{"typed": 1, "x": "last", "keep": float64(1)},
+		"list":   []any{float64(3)},
+		"secret": map[string]any{"token": "s3cr3t"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got  %#v\nwant %#v", got, want)
+	}
+	if _, err := MergeValues(nil, []string{"a: 1\n", "- not a map\n"}, nil); err == nil || !strings.Contains(err.Error(), "values[1]") {
+		t.Errorf("a bad second document: %v, want an error naming values[1]", err)
+	}
+}
+
+// TestSensitiveNeverPrinted: a contradiction or parse error of a set_sensitive entry names the
+// entry but never its value.
+func TestSensitiveNeverPrinted(t *testing.T) {
+	const secret = "hunter2-secret"
+	found, err := Contradictions(map[string]any{"auth.password": "typed"}, nil, []Set{{Name: "auth.password", Value: secret, Sensitive: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(found) != 1 || found[0].Source != "set_sensitive[auth.password]" {
+		t.Fatalf("got %+v", found)
+	}
+	if text := found[0].String(); strings.Contains(text, secret) || !strings.Contains(text, "(sensitive value)") {
+		t.Errorf("contradiction text %q shows the value or does not say it is hidden", text)
+	}
+	for _, s := range []Set{{Value: secret, Sensitive: true}, {Name: "a[", Value: secret, Sensitive: true}} {
+		_, err := MergeValues(nil, nil, []Set{s})
+		if err == nil || strings.Contains(err.Error(), secret) {
+			t.Errorf("set_sensitive %q: error %v must exist and must not show the value", s.Name, err)
+		}
 	}
 }
 
@@ -180,7 +237,7 @@ func FuzzMergeValues(f *testing.F) {
 	f.Fuzz(func(t *testing.T, doc, name, value string) {
 		typed := map[string]any{"a.b": 1}
 		sets := []Set{{Name: name, Value: value}}
-		_, _ = MergeValues(typed, doc, sets)
-		_, _ = Contradictions(typed, doc, sets)
+		_, _ = MergeValues(typed, []string{doc, doc}, sets)
+		_, _ = Contradictions(typed, []string{doc}, sets)
 	})
 }

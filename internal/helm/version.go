@@ -65,6 +65,13 @@ func registryHTTPClient(src Source) (*http.Client, error) {
 		}
 		tlsConfig.RootCAs = pool
 	}
+	if src.CertFile != "" {
+		cert, err := tls.LoadX509KeyPair(src.CertFile, src.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("reading client certificate %s and key %s: %w", src.CertFile, src.KeyFile, err)
+		}
+		tlsConfig.Certificates = []tls.Certificate{cert}
+	}
 	tr := &http.Transport{}
 	if def, ok := http.DefaultTransport.(*http.Transport); ok {
 		tr = def.Clone()

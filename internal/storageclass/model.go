@@ -10,6 +10,7 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/tfconv"
 )
 
@@ -21,8 +22,8 @@ const (
 )
 
 const (
-	defaultClassAnnotation     = "storageclass.kubernetes.io/is-default-class"
-	betaDefaultClassAnnotation = "storageclass.beta.kubernetes.io/is-default-class"
+	defaultClassAnnotation     = kube.DefaultClassAnnotation
+	betaDefaultClassAnnotation = kube.BetaDefaultClassAnnotation
 	lastAppliedAnnotation      = "kubectl.kubernetes.io/last-applied-configuration"
 )
 
@@ -124,9 +125,7 @@ func (s spec) applyTo(sc *storagev1.StorageClass, prevLabels, prevAnnotations ma
 }
 
 // isMarkedDefault reports whether a class carries the default-class annotation (GA or beta).
-func isMarkedDefault(sc *storagev1.StorageClass) bool {
-	return sc.Annotations[defaultClassAnnotation] == "true" || sc.Annotations[betaDefaultClassAnnotation] == "true"
-}
+func isMarkedDefault(sc *storagev1.StorageClass) bool { return kube.IsDefaultClass(sc) }
 
 // observed writes what the cluster says into the model. Labels and annotations are filtered to
 // the keys the model already manages unless all is set (import), so keys added by other tools

@@ -12,7 +12,6 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 
@@ -189,24 +188,20 @@ func soleDefault(ctx context.Context, client kubernetes.Interface, sc *storagev1
 // clearOtherDefaults removes the default-class annotations from every class but keep.
 func clearOtherDefaults(ctx context.Context, client kubernetes.Interface, keep string) diag.Diagnostics {
 	var diags diag.Diagnostics
-	list, err := client.StorageV1().StorageClasses().List(ctx, metav1.ListOptions{})
+	demoted, err := kube.DemoteDefaultClasses(ctx, client, keep)
 	if err != nil {
-		diags.AddError("Listing StorageClasses failed", err.Error())
+		diags.AddError("Removing the default mark from other StorageClasses failed",
+			fmt.Sprintf("%s is now the default class, but the other classes could not be listed to take their mark: %v. Apply again.", keep, err))
 		return diags
 	}
-	patch := []byte(fmt.Sprintf(`{"metadata":{"annotations":{%q:null,%q:null}}}`, defaultClassAnnotation, betaDefaultClassAnnotation))
-	for i := range list.Items {
-		other := &list.Items[i]
-		if other.Name == keep || !isMarkedDefault(other) {
+	for _, d := range demoted {
+		if d.Err != nil {
+			diags.AddError("Removing the default mark from StorageClass "+d.Name+" failed",
+				fmt.Sprintf("%s is now the default class, but %s still claims to be: %v. Remove its %s annotation by hand or apply again.",
+					keep, d.Name, d.Err, defaultClassAnnotation))
 			continue
 		}
-		tflog.Info(ctx, "removing the default mark from another StorageClass", map[string]any{"name": other.Name, "new_default": keep})
-		_, err := client.StorageV1().StorageClasses().Patch(ctx, other.Name, types.MergePatchType, patch, metav1.PatchOptions{})
-		if err != nil && !kube.IsNotFound(err) {
-			diags.AddError("Removing the default mark from StorageClass "+other.Name+" failed",
-				fmt.Sprintf("%s is now the default class, but %s still claims to be: %v. Remove its %s annotation by hand or apply again.",
-					keep, other.Name, err, defaultClassAnnotation))
-		}
+		tflog.Info(ctx, "removed the default mark from another StorageClass", map[string]any{"name": d.Name, "new_default": keep})
 	}
 	return diags
 }

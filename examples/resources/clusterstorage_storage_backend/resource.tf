@@ -41,21 +41,38 @@ resource "clusterstorage_storage_backend" "longhorn" {
     ui_enabled            = false
   }
 
-  # Raw values and set entries are applied after the typed settings; contradicting a typed
-  # setting is an error at plan.
-  values = <<-EOT
-    longhornManager:
+  # Raw values (YAML documents, merged in order), then set and set_sensitive entries, are
+  # applied after the typed settings; contradicting a typed setting is an error at plan.
+  values = [
+    yamlencode({ longhornManager = { tolerations = [{ key = "storage", operator = "Exists" }] } }),
+    <<-EOT
+    longhornDriver:
       tolerations:
         - key: storage
           operator: Exists
-  EOT
+    EOT
+  ]
   set = [
     { name = "defaultSettings.storageMinimalAvailablePercentage", value = "15", type = "string" },
   ]
+  set_sensitive = [
+    { name = "defaultBackupStore.backupTargetCredentialSecret", value = var.backup_secret_name },
+  ]
+  max_history = 5
 
   timeouts = {
     create = "20m"
   }
+}
+
+# A private repository that wants a TLS client certificate.
+resource "clusterstorage_storage_backend" "private" {
+  type                 = "openebs"
+  namespace            = "openebs-private"
+  repository           = "https://charts.example.internal/openebs"
+  repository_ca_file   = "${path.module}/certs/ca.pem"
+  repository_cert_file = "${path.module}/certs/client.pem"
+  repository_key_file  = "${path.module}/certs/client-key.pem"
 }
 
 # Air-gapped: a chart archive copied next to the configuration.
@@ -65,6 +82,12 @@ resource "clusterstorage_storage_backend" "offline" {
   repository = ""
   chart      = "${path.module}/charts/openebs-4.4.0.tgz"
   version    = "4.4.0"
+}
+
+variable "backup_secret_name" {
+  type      = string
+  sensitive = true
+  default   = "longhorn-backup-credentials"
 }
 
 output "backend_memory_requests_bytes" {
