@@ -498,7 +498,7 @@ func TestAccStorageCapacity_openEBS(t *testing.T) {
 }
 
 // The whole flow a user writes: OpenEBS installed by clusterstorage_storage_backend from the
-// fixture chart repository (the 4.3.0 layout: its hostpath class as the real chart renders it,
+// fixture chart repository (the 4.4.0 layout: its hostpath class as the real chart renders it,
 // marked by Helm as the release's), and the data source pointed at that backend.
 func TestAccStorageCapacity_openEBSRelease(t *testing.T) {
 	needRoot(t)
@@ -519,7 +519,7 @@ func TestAccStorageCapacity_openEBSRelease(t *testing.T) {
 resource "clusterstorage_storage_backend" "openebs" {
   type       = "openebs"
   repository = %q
-  version    = "4.3.0"
+  version    = "4.4.0"
   namespace  = %q
   openebs = {
     hostpath_class_name = %q
