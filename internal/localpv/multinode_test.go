@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
@@ -139,4 +140,96 @@ func writeOnNode(t *testing.T, client kubernetes.Interface, class string, want a
 		}
 		return nil
 	}
+}
+
+// TestAccLocalPV_nodePoweredOff: one apply of two volumes, on node 1 and on node 2, while node 2
+// is powered off. The apply fails with an error naming node 2; the volume on node 1 is made and in
+// state, nothing of node 2's volume exists; once node 2 is back the next apply creates only the
+// missing volume, and then nothing is left to do.
+func TestAccLocalPV_nodePoweredOff(t *testing.T) {
+	nodes := acctest.RequireNodes(t, 2)
+	first, second := nodes[0], nodes[1]
+	if second.MachineDir == "" {
+		t.Fatalf("node %s is not a machine of its own in %s", second.Name, acctest.NodesFile())
+	}
+	client := acctest.Kube(t)
+	nameA, nameB := acctest.RandomName("acc-pv"), acctest.RandomName("acc-pv")
+	dirA := filepath.Join(t.TempDir(), "a")
+	if first.MachineDir != "" {
+		dirA = filepath.Join(first.DataDisks[0], nameA)
+	}
+	dirB := filepath.Join(second.DataDisks[0], nameB)
+	config := acctest.ProviderConfigNodes(nodes...) + fmt.Sprintf(`
+resource "clusterstorage_local_pv" "a" {
+  name                        = %q
+  node                        = %q
+  path                        = %q
+  capacity                    = "1Gi"
+  delete_directory_on_destroy = true
+}
+
+resource "clusterstorage_local_pv" "b" {
+  name                        = %q
+  node                        = %q
+  path                        = %q
+  capacity                    = "1Gi"
+  delete_directory_on_destroy = true
+}`, nameA, first.Name, dirA, nameB, second.Name, dirB)
+	off := false
+	t.Cleanup(func() {
+		if off {
+			second.PowerOn(t)
+		}
+	})
+
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		CheckDestroy: func(*terraform.State) error {
+			for _, name := range []string{nameA, nameB} {
+				if _, err := client.CoreV1().PersistentVolumes().Get(context.Background(), name, metav1.GetOptions{}); err == nil {
+					return fmt.Errorf("PersistentVolume %s still exists", name)
+				}
+			}
+			return nil
+		},
+		Steps: []resource.TestStep{
+			{
+				PreConfig: func() {
+					second.PowerOff(t)
+					off = true
+				},
+				Config:      config,
+				ExpectError: acctest.ErrorWords(second.Name),
+			},
+			{
+				PreConfig: func() {
+					// Nothing of the volume on the powered-off node was made.
+					if _, err := client.CoreV1().PersistentVolumes().Get(context.Background(), nameB, metav1.GetOptions{}); err == nil {
+						t.Errorf("PersistentVolume %s was created although its node was off", nameB)
+					}
+					second.PowerOn(t)
+					off = false
+				},
+				Config: config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					// The failed apply recorded only what it made.
+					plancheck.ExpectResourceAction("clusterstorage_local_pv.a", plancheck.ResourceActionNoop),
+					plancheck.ExpectResourceAction("clusterstorage_local_pv.b", plancheck.ResourceActionCreate),
+				}},
+				Check: func(*terraform.State) error {
+					if !second.Exists(t, dirB) {
+						return fmt.Errorf("directory %s is not on node %s", dirB, second.Name)
+					}
+					return nil
+				},
+			},
+			{
+				Config: config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectEmptyPlan(),
+				}},
+			},
+		},
+	})
 }
