@@ -96,7 +96,7 @@ CONTAINERD_SOCK=$STATE/containerd/containerd.sock
 
 # Debian packages the cluster and its images need.
 DEB_PACKAGES=(containerd runc containernetworking-plugins fio busybox-static openssl iproute2 curl util-linux mount
-	openssh-server openssh-client e2fsprogs systemd-container)
+	openssh-server openssh-client e2fsprogs systemd-container attr)
 
 # Image references; cluster.sh builds and imports them, kubelet never pulls.
 PAUSE_IMAGE=localhost/clusterstorage/pause:3.10

@@ -170,6 +170,13 @@ WantedBy=sysinit.target
 EOF
 	ln -sfn ../cgroup-rw.service "$up/etc/systemd/system/sysinit.target.wants/cgroup-rw.service"
 	echo "$MACHINE_NAME" >"$up/etc/hostname"
+	# root's home of its own, as on a fresh node: an opaque upper dir hides the host's /root (its
+	# shell startup files run on every SSH command and may hang on the host's locks and caches).
+	if [[ ! -d $up/root ]]; then
+		mkdir -m 700 "$up/root"
+		setfattr -n trusted.overlay.opaque -v y "$up/root"
+		cp /etc/skel/.bashrc /etc/skel/.profile "$up/root/"
+	fi
 	write_sshd "$up"
 	if [[ -n $MACHINE_LAYOUT ]]; then
 		cp -a --remove-destination "$MACHINE_LAYOUT/." "$up/"
