@@ -27,8 +27,8 @@ func TestAccStorageBenchmark_onThirdNode(t *testing.T) {
 	if len(third.DataDisks) == 0 {
 		t.Fatalf("node %s has no data disk in %s", third.Name, acctest.NodesFile())
 	}
+	t.Setenv(acctest.NodeEnv, third.Name) // setup's node: the volume's
 	e := setup(t)
-	e.node = third.Name
 	dir := filepath.Join(third.DataDisks[0], acctest.RandomName("acc-bench"))
 	third.MustRun(t, `mkdir -p "$1"`, dir)
 	t.Cleanup(func() { _, _ = third.Run(t, `rm -rf "$1"`, dir) }) //nolint:errcheck // best effort
@@ -78,6 +78,7 @@ func TestAccStorageBenchmark_nodePathOnThirdNode(t *testing.T) {
 	if len(third.DataDisks) == 0 {
 		t.Fatalf("node %s has no data disk in %s", third.Name, acctest.NodesFile())
 	}
+	t.Setenv(acctest.NodeEnv, third.Name)
 	e := setup(t)
 	dir := filepath.Join(third.DataDisks[0], acctest.RandomName("acc-bench"))
 	third.MustRun(t, `mkdir -p "$1"`, dir)
