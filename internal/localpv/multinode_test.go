@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -199,8 +200,9 @@ resource "clusterstorage_local_pv" "b" {
 					second.PowerOff(t)
 					off = true
 				},
-				Config:      config,
-				ExpectError: acctest.ErrorWords(second.Name),
+				Config: config,
+				// The error names the node and what happened to the connection.
+				ExpectError: regexp.MustCompile(`Checking ` + regexp.QuoteMeta(dirB) + ` on ` + regexp.QuoteMeta(second.Name) + ` failed[\s\S]*connection refused`),
 			},
 			{
 				PreConfig: func() {
