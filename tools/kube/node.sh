@@ -8,6 +8,8 @@
 #   tools/kube/node.sh destroy DIR  power off, then delete DIR: nothing is left (mounts, loops, cgroups)
 #   tools/kube/node.sh exec DIR CMD...  run CMD inside the machine (all its namespaces)
 #   tools/kube/node.sh status DIR   running or stopped, and `systemctl is-system-running`
+#   tools/kube/node.sh cgroups-make NAME / cgroups-remove NAME   the cgroup NAME in every
+#                                   hierarchy, for a node that runs on the host (its kubelet's root)
 #
 # DIR/machine.env (bash, written by the caller) sets:
 #   MACHINE_NAME        machine and hostname; also its cgroup, /sys/fs/cgroup/<c>/MACHINE_NAME
@@ -221,10 +223,10 @@ cgroup_dirs() {
 	done
 }
 
-# enter_cgroups PID: makes the machine's cgroups and moves PID (the launcher) into them, so the
-# nspawn it execs next (and the machine's cgroup namespace) starts there.
-enter_cgroups() {
-	local pid=$1 d parent
+# make_cgroups: the machine's cgroup in every hierarchy (cpuset's needs its cpus and mems set
+# before a process can join).
+make_cgroups() {
+	local d parent
 	while read -r d; do
 		parent=$(dirname "$d")
 		mkdir -p "$d"
@@ -232,6 +234,15 @@ enter_cgroups() {
 			cat "$parent/cpuset.cpus" >"$d/cpuset.cpus"
 			cat "$parent/cpuset.mems" >"$d/cpuset.mems"
 		fi
+	done < <(cgroup_dirs)
+}
+
+# enter_cgroups PID: makes the machine's cgroups and moves PID (the launcher) into them, so the
+# nspawn it execs next (and the machine's cgroup namespace) starts there.
+enter_cgroups() {
+	local pid=$1 d
+	make_cgroups
+	while read -r d; do
 		echo "$pid" >"$d/cgroup.procs"
 	done < <(cgroup_dirs)
 }
@@ -369,6 +380,15 @@ main() {
 	enter-cgroups)
 		load "$2"
 		enter_cgroups "$3"
+		;;
+	cgroups-make)
+		# For a node that runs on the host (cluster.sh's node 1): its kubelet's cgroup root.
+		MACHINE_NAME=$2
+		make_cgroups
+		;;
+	cgroups-remove)
+		MACHINE_NAME=$2
+		remove_cgroups
 		;;
 	*)
 		echo "usage: $0 up|down|destroy|status|exec DIR [CMD...]" >&2
