@@ -756,45 +756,8 @@ wait_scheduler() {
 		curl -fsSk "https://127.0.0.1:$SCHEDULER_PORT/healthz"
 }
 
-# Paths node 1's kubelet and containerd use that are compiled in rather than configurable: in the
-# node's mount namespace each is a bind of a directory in the state dir, so two clusters on one
-# machine never share them and nothing is left in them.
-HOST_NODE_PATHS=(/var/lib/kubelet /var/log/containers /run/containerd)
-
-# start_node_ns: a process holding node 1's mount namespace: a slave of the host's (every host
-# mount shows inside; the kubelet's and containerd's mounts stay inside) with HOST_NODE_PATHS
-# bound from the state dir. containerd and the kubelet join it. Mount points missing on the host
-# are made, and listed in host/made, so that down removes them again.
-start_node_ns() {
-	is_running node-ns && return 0
-	local p src script=""
-	mkdir -p "$STATE/host"
-	for p in "${HOST_NODE_PATHS[@]}"; do
-		src=$STATE/host/${p//\//_}
-		mkdir -p "$src"
-		if [[ ! -d $p ]]; then
-			mkdir -p "$p"
-			echo "$p" >>"$STATE/host/made"
-		fi
-		script+="mount --bind '$src' '$p' && "
-	done
-	# exec -a keeps the state dir in the holder's command line (is_running looks for it).
-	start_daemon node-ns unshare --mount --propagation slave -- bash -c "${script}exec -a 'clusterstorage-node-ns $STATE' sleep infinity"
-	wait_for "node 1's mount namespace" 10 node-ns -- node_ns_ready
-}
-
-node_ns_ready() {
-	local pid
-	pid=$(pid_of node-ns)
-	[[ -n $pid ]] && [[ $(tr '\0' ' ' <"/proc/$pid/cmdline") == clusterstorage-node-ns* ]]
-}
-
-# in_node_ns: the command prefix that runs a program in node 1's mount namespace.
-in_node_ns() { echo nsenter "--mount=/proc/$(pid_of node-ns)/ns/mnt" --; }
-
 start_containerd() {
-	# shellcheck disable=SC2046 # in_node_ns is a command prefix
-	start_daemon containerd $(in_node_ns) containerd --config "$STATE/containerd/config.toml"
+	start_daemon containerd containerd --config "$STATE/containerd/config.toml"
 	wait_for "containerd" 60 containerd -- ctr --address "$CONTAINERD_SOCK" version
 }
 
@@ -802,8 +765,8 @@ start_kubelet() {
 	# The kubelet's cgroup root of its own (its pods go below /<node>/kubepods), as on the
 	# machines, so that another kubelet on this machine never takes its pods for orphans.
 	"$HERE/node.sh" cgroups-make "$NODE"
-	# shellcheck disable=SC2046 # in_node_ns and kubelet_flags are lists of words
-	start_daemon kubelet $(in_node_ns) "$BIN/kubelet" \
+	# shellcheck disable=SC2046 # kubelet_flags is a list of flags
+	start_daemon kubelet "$BIN/kubelet" \
 		--config="$STATE/kubelet-config.yaml" \
 		--kubeconfig="$PKI/kubelet-$NODE.kubeconfig" \
 		--root-dir="$STATE/kubelet" \
@@ -873,7 +836,7 @@ all_nodes_ready() {
 # host_components: the processes that run on this machine.
 host_components() {
 	echo etcd kube-apiserver kube-controller-manager kube-scheduler
-	if on_host 1; then echo node-ns containerd kubelet sshd; fi
+	if on_host 1; then echo containerd kubelet sshd; fi
 }
 
 all_running() {
@@ -947,7 +910,6 @@ cmd_up() {
 	start_scheduler
 	if on_host 1; then
 		write_host_node_config
-		start_node_ns
 		start_containerd
 		start_kubelet
 		start_sshd
@@ -1011,15 +973,23 @@ unmount_below_state() {
 }
 
 # remove_host_node_traces: node 1's pod cgroups (whatever still runs in them is killed: shims
-# and their containers outlive containerd) and the mount points start_node_ns made on the host.
+# and their containers outlive containerd), then the few paths the kubelet and containerd use
+# outside the state dir (compiled in, not configurable). Only what is ours goes: log symlinks
+# that point into the state dir, the device-plugin socket when nothing listens on it, then
+# directories if they are empty (rmdir), so nothing another runtime on this machine uses is
+# touched.
 remove_host_node_traces() {
 	"$HERE/node.sh" cgroups-remove "$NODE"
-	local p
-	if [[ -f $STATE/host/made ]]; then
-		while read -r p; do
-			rmdir "$p" 2>/dev/null || log "not removing $p: it is not empty"
-		done < <(tac "$STATE/host/made")
+	local l d sock=/var/lib/kubelet/device-plugins/kubelet.sock
+	for l in /var/log/containers/*.log; do
+		[[ -L $l && $(readlink "$l") == "$STATE"/* ]] && rm -f "$l"
+	done
+	if [[ -S $sock ]] && ! ss -xlH 2>/dev/null | grep -qF "$sock"; then
+		rm -f "$sock"
 	fi
+	for d in /var/lib/kubelet/device-plugins /var/lib/kubelet /var/log/containers /run/containerd/s /run/containerd; do
+		rmdir "$d" 2>/dev/null || true # fails when missing or not empty
+	done
 }
 
 cmd_down() {
@@ -1046,7 +1016,6 @@ cmd_down() {
 	remove_containers
 	stop_daemons containerd
 	kill_leftover_shims
-	stop_daemons node-ns
 	stop_daemons kube-scheduler kube-controller-manager kube-apiserver
 	stop_daemons etcd
 	if ((host_node)); then remove_host_node_traces; fi
