@@ -86,8 +86,7 @@ func Nodes(t testing.TB) []ClusterNode {
 	if err := json.Unmarshal(b, &c); err != nil {
 		t.Fatalf("parsing the nodes file %s: %v", NodesFile(), err)
 	}
-	c.pool = node.NewPool(node.PoolOptions{})
-	t.Cleanup(func() { _ = c.pool.Close() }) //nolint:errcheck // closing idle test connections
+	c.pool = newNodePool(t)
 	for i := range c.Nodes {
 		c.Nodes[i].cluster = &c
 	}
@@ -122,24 +121,11 @@ func RequireNodes(t testing.TB, n int) []ClusterNode {
 	return nodes
 }
 
-// Machines returns the nodes that are machines of their own (not this machine), at least n of
-// them; like RequireNodes it skips, or fails in CI, when there are fewer.
-func Machines(t testing.TB, n int) []ClusterNode {
-	t.Helper()
-	var machines []ClusterNode
-	for _, nd := range RequireNodes(t, n) {
-		if nd.MachineDir != "" {
-			machines = append(machines, nd)
-		}
-	}
-	if len(machines) < n {
-		msg := fmt.Sprintf("needs %d nodes that are machines of their own (tools/kube/node.sh), the cluster has %d", n, len(machines))
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return machines
+// newNodePool is an SSH connection pool closed when the test ends.
+func newNodePool(t testing.TB) *node.Pool {
+	p := node.NewPool(node.PoolOptions{})
+	t.Cleanup(func() { _ = p.Close() }) //nolint:errcheck // closing idle test connections
+	return p
 }
 
 func nodeReady(n *corev1.Node) bool {
