@@ -105,7 +105,7 @@ wait_until() {
 	shift 2
 	local deadline=$((SECONDS + timeout))
 	until "$@" >/dev/null 2>&1; do
-		if ! nspawn_pid >/dev/null; then
+		if ! kill -0 "$(cat "$PIDFILE" 2>/dev/null)" 2>/dev/null; then
 			tail -n 40 "$CONSOLE" >&2 || true
 			die "machine $MACHINE_NAME stopped while waiting for $what (console: $CONSOLE)"
 		fi
@@ -276,12 +276,42 @@ cmd_up() {
 		log "$MACHINE_NAME already runs"
 		return 0
 	fi
-	local start=$SECONDS d name size
+	local start=$SECONDS
 	command -v systemd-nspawn >/dev/null || die "systemd-nspawn is missing: apt-get install systemd-container"
+	log "booting $MACHINE_NAME at $MACHINE_ADDRESS"
+	rm -f "$PIDFILE"
+	# The launcher runs in its own session and its own mount namespace (so the machine's disks
+	# and root are mounted only there: the host never sees them, a tool walking the state dir
+	# never descends into a machine's root, and they vanish with the machine); it execs nspawn,
+	# which outlives this script.
+	SYSTEMD_NSPAWN_API_VFS_WRITABLE=1 setsid unshare --mount --propagation private -- "$HERE/node.sh" launch "$DIR" \
+		>>"$CONSOLE" 2>&1 </dev/null 9<&- &
+	local deadline=$((SECONDS + 30))
+	until [[ -s $PIDFILE ]]; do
+		if ! kill -0 "$!" 2>/dev/null || ((SECONDS >= deadline)); then
+			tail -n 20 "$CONSOLE" >&2 || true
+			die "$MACHINE_NAME did not start (console: $CONSOLE)"
+		fi
+		sleep 0.1
+	done
+	wait_until "systemd in $MACHINE_NAME" 60 leader
+	wait_until "$MACHINE_NAME to boot" 120 booted
+	local u
+	for u in ssh.service "${MACHINE_WAIT_UNITS[@]}"; do
+		wait_until "$u" 60 in_machine systemctl is-active --quiet "$u"
+	done
+	log "$MACHINE_NAME up in $((SECONDS - start))s"
+}
+
+# cmd_launch DIR: runs in the machine's own mount namespace (see cmd_up): mounts its disks and
+# root file system, enters its cgroups, writes its pid and becomes systemd-nspawn.
+cmd_launch() {
+	load "$1"
+	local d name size
 	mount_image "$DIR/disk.img" "$MACHINE_DISK_SIZE" "$DISK"
 	mkdir -p "$DISK/upper" "$DISK/work" "$DISK/var-lib-containerd" "$DISK/var-lib-kubelet" "$ROOTFS"
 	populate_upper
-	mountpoint -q "$ROOTFS" || mount -t overlay overlay -o "lowerdir=/,upperdir=$DISK/upper,workdir=$DISK/work" "$ROOTFS"
+	mount -t overlay overlay -o "lowerdir=/,upperdir=$DISK/upper,workdir=$DISK/work" "$ROOTFS"
 	local args=(--boot --keep-unit --register=no --link-journal=no --capability=all
 		"--system-call-filter=@keyring bpf" --bind=/dev/kmsg "--machine=$MACHINE_NAME"
 		"--bind=$DISK/var-lib-containerd:/var/lib/containerd" "--bind=$DISK/var-lib-kubelet:/var/lib/kubelet")
@@ -293,24 +323,9 @@ cmd_up() {
 	for d in "${MACHINE_BINDS[@]}"; do args+=("--bind=$d"); done
 	for d in "${MACHINE_BINDS_RO[@]}"; do args+=("--bind-ro=$d"); done
 	args+=(-D "$ROOTFS")
-	log "booting $MACHINE_NAME at $MACHINE_ADDRESS"
-	# The launcher runs in its own session: it enters the machine's cgroups, writes its pid and
-	# execs nspawn, which outlives this script.
-	# shellcheck disable=SC2016 # for the inner bash
-	SYSTEMD_NSPAWN_API_VFS_WRITABLE=1 setsid bash -c '"$0" enter-cgroups "$1" $$ || exit 1; echo $$ >"$2"; shift 3; exec systemd-nspawn "$@"' \
-		"$HERE/node.sh" "$DIR" "$PIDFILE" -- "${args[@]}" >>"$CONSOLE" 2>&1 </dev/null 9<&- &
-	local deadline=$((SECONDS + 15))
-	until [[ -s $PIDFILE ]]; do
-		((SECONDS < deadline)) || die "nspawn did not start (console: $CONSOLE)"
-		sleep 0.1
-	done
-	wait_until "systemd in $MACHINE_NAME" 60 leader
-	wait_until "$MACHINE_NAME to boot" 120 booted
-	local u
-	for u in ssh.service "${MACHINE_WAIT_UNITS[@]}"; do
-		wait_until "$u" 60 in_machine systemctl is-active --quiet "$u"
-	done
-	log "$MACHINE_NAME up in $((SECONDS - start))s"
+	enter_cgroups $$
+	echo $$ >"$PIDFILE"
+	exec systemd-nspawn "${args[@]}"
 }
 
 # booted: systemd finished starting (running, or degraded when a unit failed; the caller's
@@ -340,8 +355,17 @@ cmd_down() {
 		done
 	fi
 	rm -f "$PIDFILE"
-	unmount_below "$DIR"
+	unmount_below "$DIR" # nothing, normally: the disks were mounted in the machine's namespace only
 	remove_cgroups
+	# The loop devices detach once the namespace holding their file systems is gone.
+	local img deadline=$((SECONDS + 15))
+	for img in "$DIR"/*.img; do
+		[[ -f $img ]] || continue
+		while [[ -n $(losetup -j "$img") ]]; do
+			((SECONDS < deadline)) || die "loop device $(losetup -j "$img") is still attached"
+			sleep 0.1
+		done
+	done
 	if awk -v s="$DIR/" 'index($2, s) == 1 { found = 1 } END { exit !found }' /proc/self/mounts; then
 		die "mounts are left below $DIR"
 	fi
@@ -370,7 +394,7 @@ main() {
 		exit 2
 	}
 	case $cmd in
-	up | down | status) "cmd_$cmd" "$2" ;;
+	up | down | status | launch) "cmd_$cmd" "$2" ;;
 	destroy) cmd_destroy "$2" ;;
 	exec)
 		load "$2"
