@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/node"
 )
 
 // MachineSpec describes a test machine for StartMachine: a real systemd as PID 1 in
@@ -58,9 +60,9 @@ func StartMachine(t testing.TB, spec MachineSpec) *Machine {
 
 	var env strings.Builder
 	fmt.Fprintf(&env, "MACHINE_NAME=%s\nMACHINE_ADDRESS=%s\nMACHINE_SSH_PORT=%d\nMACHINE_AUTHORIZED_KEYS=%s\nMACHINE_DISK_SIZE=4G\n",
-		name, address, port, shellQuote(keyPath+".authorized"))
+		name, address, port, node.Quote(keyPath+".authorized"))
 	if spec.Layout != "" {
-		fmt.Fprintf(&env, "MACHINE_LAYOUT=%s\n", shellQuote(spec.Layout))
+		fmt.Fprintf(&env, "MACHINE_LAYOUT=%s\n", node.Quote(spec.Layout))
 	}
 	for _, a := range []struct {
 		name   string
@@ -69,7 +71,7 @@ func StartMachine(t testing.TB, spec MachineSpec) *Machine {
 		{"MACHINE_BINDS", spec.Binds}, {"MACHINE_BINDS_RO", spec.BindsRO}} {
 		quoted := make([]string, len(a.values))
 		for i, v := range a.values {
-			quoted[i] = shellQuote(v)
+			quoted[i] = node.Quote(v)
 		}
 		fmt.Fprintf(&env, "%s=(%s)\n", a.name, strings.Join(quoted, " "))
 	}
@@ -132,11 +134,6 @@ func freeLoopback(t testing.TB) (string, int) {
 	}
 	t.Fatal("no free loopback address and port for a test machine")
 	return "", 0
-}
-
-// shellQuote quotes s for the bash file machine.env.
-func shellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // PowerOn boots the machine again after PowerOff (its disks kept) and waits for its WaitUnits.
