@@ -42,6 +42,9 @@ type ClusterNode struct {
 	MachineDir string `json:"machine_dir"`
 	// DataDisks are mount points of extra disks on the node (real ext4 file systems).
 	DataDisks []string `json:"data_disks"`
+	// K3s is true for a k3s-shaped machine: k3s.service as k3s's install script writes it, its
+	// containerd from /var/lib/rancher/k3s/data/<hash>/bin (tools/kube/k3s-standin.sh).
+	K3s bool `json:"k3s"`
 
 	cluster *clusterNodes
 }

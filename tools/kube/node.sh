@@ -24,13 +24,16 @@
 #   MACHINE_DATA_DISKS  extra disks as name:size (array): each a sparse ext4 image, loop-mounted at
 #                       /mnt/disks/<name> inside the machine
 #   MACHINE_MASK        extra units to mask (array)
+#   MACHINE_DISK_DIRS   directories bound from the system disk, an ext4 file system, because
+#                       overlayfs (containerd's snapshotter) cannot use the overlay root as its
+#                       upper layer (default: /var/lib/containerd /var/lib/kubelet)
 #
 # The machine shares the host's network (its own loopback address keeps its ports apart) and has
 # its own mount, PID, UTS, IPC and cgroup namespaces. Its root file system is an overlay: the host's
 # / as the lower layer, so it has every Debian package the host has, and an upper layer on its own
 # system disk (DIR/disk.img, ext4 on a loop device), so what runs inside writes nothing to the host
 # and what a test leaves on the node survives a power-off, as on a real node. The system disk also
-# holds /var/lib/containerd and /var/lib/kubelet: overlayfs cannot be an upper layer on overlayfs.
+# holds MACHINE_DISK_DIRS: overlayfs cannot be an upper layer on overlayfs.
 #
 # Facts this follows (found on the 2-core Debian 12 test machines, cgroup v1/v2 hybrid, no systemd
 # as PID 1): nspawn needs --keep-unit (no system bus) and --register=no; the launcher moves itself
@@ -65,6 +68,7 @@ load() {
 	MACHINE_BINDS_RO=()
 	MACHINE_DATA_DISKS=()
 	MACHINE_MASK=()
+	MACHINE_DISK_DIRS=(/var/lib/containerd /var/lib/kubelet)
 	MACHINE_LAYOUT=
 	MACHINE_AUTHORIZED_KEYS=
 	# shellcheck source=/dev/null
@@ -309,12 +313,15 @@ cmd_launch() {
 	load "$1"
 	local d name size
 	mount_image "$DIR/disk.img" "$MACHINE_DISK_SIZE" "$DISK"
-	mkdir -p "$DISK/upper" "$DISK/work" "$DISK/var-lib-containerd" "$DISK/var-lib-kubelet" "$ROOTFS"
+	mkdir -p "$DISK/upper" "$DISK/work" "$ROOTFS"
 	populate_upper
 	mount -t overlay overlay -o "lowerdir=/,upperdir=$DISK/upper,workdir=$DISK/work" "$ROOTFS"
 	local args=(--boot --keep-unit --register=no --link-journal=no --capability=all
-		"--system-call-filter=@keyring bpf" --bind=/dev/kmsg "--machine=$MACHINE_NAME"
-		"--bind=$DISK/var-lib-containerd:/var/lib/containerd" "--bind=$DISK/var-lib-kubelet:/var/lib/kubelet")
+		"--system-call-filter=@keyring bpf" --bind=/dev/kmsg "--machine=$MACHINE_NAME")
+	for d in "${MACHINE_DISK_DIRS[@]}"; do
+		mkdir -p "$DISK/dirs$d"
+		args+=("--bind=$DISK/dirs$d:$d")
+	done
 	for d in "${MACHINE_DATA_DISKS[@]}"; do
 		name=${d%%:*} size=${d#*:}
 		mount_image "$DIR/data-$name.img" "$size" "$DIR/mnt/$name"
