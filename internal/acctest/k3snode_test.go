@@ -80,7 +80,10 @@ func TestAccK3sNode_stopLeavesShims(t *testing.T) {
 	k3s.MustRun(t, "systemctl start k3s")
 	if err := kube.Poll(ctx, 200*time.Millisecond, 2*time.Minute, "node "+k3s.Name+" Ready and the pod running", func(ctx context.Context) (bool, string, error) {
 		n, err := client.CoreV1().Nodes().Get(ctx, k3s.Name, metav1.GetOptions{})
-		if err != nil || !nodeReady(n) {
+		if err != nil {
+			return kube.KeepPolling(err)
+		}
+		if !nodeReady(n) {
 			return false, "node not Ready", nil
 		}
 		return running(ctx)
