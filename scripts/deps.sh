@@ -2,7 +2,11 @@
 # Installs the Debian packages the tests, the local cluster and the demo use, when missing.
 set -euo pipefail
 
-packages=(containerd runc containernetworking-plugins fio busybox-static openssl openssh-server sudo rsync iproute2 sqlite3 attr acl psmisc bc strace shellcheck)
+# systemd-container (systemd-nspawn) and e2fsprogs: the local cluster's nodes 2..N are machines
+# with a real systemd and loop-mounted ext4 disks (tools/kube/node.sh). strace: the WriteFile
+# fsync test; shellcheck: make lint.
+packages=(containerd runc containernetworking-plugins fio busybox-static openssl openssh-server openssh-client sudo rsync
+	iproute2 sqlite3 attr acl psmisc bc systemd-container e2fsprogs strace shellcheck)
 missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")

@@ -1,17 +1,42 @@
 #!/usr/bin/env bash
-# cluster.sh: a real single-node Kubernetes cluster on 127.0.0.1, built from the
-# Go modules in tools/kube and Debian packages, for the project's tests and demo.
+# cluster.sh: a real Kubernetes cluster of one to N nodes on loopback addresses, built from the Go
+# modules in tools/kube and Debian packages, for the project's tests and demo.
 #
 #   tools/kube/cluster.sh up      build what is missing, start everything, wait
-#                                 for a Ready node; prints the kubeconfig path
+#                                 for Ready nodes; prints the kubeconfig path
 #   tools/kube/cluster.sh down    stop everything, unmount, delete the state dir
-#   tools/kube/cluster.sh env     prints `export KUBECONFIG=...` and the node name
-#   tools/kube/cluster.sh status  what runs, and the node's state
+#   tools/kube/cluster.sh env     prints `export KUBECONFIG=...` and the node names
+#   tools/kube/cluster.sh status  what runs, and the nodes' state
 #
-# Everything lives in one state directory, $CLUSTER_DIR (default $ROOT/.cluster):
-# certificates, kubeconfigs, etcd data, containerd and kubelet state, logs
-# (logs/<component>.log) and pidfiles (run/<component>.pid). Binaries go to
-# $ROOT/bin (gitignored). Nothing listens on anything but 127.0.0.1.
+# The control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler) runs as plain
+# processes on 127.0.0.1. Node 1 runs on this machine as today (kubelet and containerd as plain
+# processes); nodes 2..N are machines with a real systemd (tools/kube/node.sh, systemd-nspawn),
+# each with its own containerd, kubelet and sshd units, its own loopback address and disks. Every
+# node registers with its own loopback address as InternalIP (127.0.0.1, 127.0.0.2, ...), which
+# the API server uses to reach the kubelets: nothing on the host such as /etc/hosts is edited.
+#
+# Settings (environment; the defaults make the one shared cluster of a machine):
+#   CLUSTER_NODES        number of nodes (default 1)
+#   CLUSTER_HOST_NODE    1: node 1 runs on this machine (default); 0: every node is a machine,
+#                        so a second cluster can run beside one that uses this machine's kubelet
+#   CLUSTER_NODE_PREFIX  node i is named <prefix>-<i> (default clusterstorage-node)
+#   CLUSTER_NODE_NAME    node 1's name (default <prefix>-1)
+#   CLUSTER_NODE_NET     node i's address is <net>.<i> (default 127.0.0, so 127.0.0.1 ...)
+#   CLUSTER_API_PORT, CLUSTER_ETCD_PORT, CLUSTER_ETCD_PEER_PORT, CLUSTER_KCM_PORT,
+#   CLUSTER_SCHEDULER_PORT  control plane ports on 127.0.0.1 (6443, 23790, 23800, 10257, 10259)
+#   CLUSTER_KUBELET_PORT, CLUSTER_KUBELET_HEALTHZ_PORT  on each node's address (10250, 10248)
+#   CLUSTER_SSH_PORT     each node's sshd, on the node's address (default 2222)
+#   CLUSTER_DATA_DISKS   extra disks of every machine node, name:size, loop-mounted ext4 at
+#                        /mnt/disks/<name> inside it (default "data1:2G"; "" for none)
+#   CLUSTER_K3S_NODES    machine nodes that are k3s-shaped (k3s.service, containerd from the k3s
+#                        data dir: k3s-standin.sh), e.g. "3" (default none)
+#   CLUSTER_DIR, CLUSTER_BIN  state dir (default $ROOT/.cluster), binaries (default $ROOT/bin)
+#
+# Everything lives in one state directory, $CLUSTER_DIR: certificates, kubeconfigs, etcd data,
+# containerd and kubelet state of node 1, logs (logs/<component>.log), pidfiles
+# (run/<component>.pid), one directory per machine node (nodes/<name>: its disks, console log,
+# machine.env), the SSH client key and known_hosts for the nodes (ssh/), and nodes.json, which
+# tells tests every node's name, address, zone, SSH endpoint and disks.
 #
 # Pods must use hostNetwork: true (there is no pod network, no kube-proxy and
 # no DNS) and imagePullPolicy: Never with one of the images built here:
@@ -19,25 +44,52 @@
 #   localhost/clusterstorage/fio:3.33     Debian's fio + busybox (sh, cat, ...)
 #   localhost/clusterstorage/busybox:1    busybox-static
 # A pod that talks to the API sets KUBERNETES_SERVICE_HOST=127.0.0.1 and
-# KUBERNETES_SERVICE_PORT=6443 itself.
+# KUBERNETES_SERVICE_PORT to the API port itself.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 BIN=${CLUSTER_BIN:-$ROOT/bin}
 STATE=${CLUSTER_DIR:-$ROOT/.cluster}
-NODE=${CLUSTER_NODE_NAME:-clusterstorage-node-1}
+NODE_COUNT=${CLUSTER_NODES:-1}
+HOST_NODE=${CLUSTER_HOST_NODE:-1}
+NODE_PREFIX=${CLUSTER_NODE_PREFIX:-clusterstorage-node}
+NODE_NET=${CLUSTER_NODE_NET:-127.0.0}
+DATA_DISKS=${CLUSTER_DATA_DISKS-data1:2G}
+K3S_NODES=${CLUSTER_K3S_NODES:-}
 KUBE_VERSION=v1.37.2
 
-# Ports, all on 127.0.0.1. etcd and the component ports are off their defaults
-# so that an envtest or another etcd on this machine does not collide.
-APISERVER_PORT=6443
-ETCD_PORT=23790
-ETCD_PEER_PORT=23800
-KCM_PORT=10257
-SCHEDULER_PORT=10259
-KUBELET_PORT=10250
-KUBELET_HEALTHZ_PORT=10248
+# Ports. etcd and the component ports are off their defaults so that an envtest or another etcd
+# on this machine does not collide. The kubelet and sshd ports are on each node's own address.
+APISERVER_PORT=${CLUSTER_API_PORT:-6443}
+ETCD_PORT=${CLUSTER_ETCD_PORT:-23790}
+ETCD_PEER_PORT=${CLUSTER_ETCD_PEER_PORT:-23800}
+KCM_PORT=${CLUSTER_KCM_PORT:-10257}
+SCHEDULER_PORT=${CLUSTER_SCHEDULER_PORT:-10259}
+KUBELET_PORT=${CLUSTER_KUBELET_PORT:-10250}
+KUBELET_HEALTHZ_PORT=${CLUSTER_KUBELET_HEALTHZ_PORT:-10248}
+SSH_PORT=${CLUSTER_SSH_PORT:-2222}
+
+[[ $NODE_COUNT =~ ^[1-9][0-9]?$ ]] || { echo "cluster: CLUSTER_NODES must be 1 to 99, not '$NODE_COUNT'" >&2; exit 2; }
+[[ $HOST_NODE == 0 || $HOST_NODE == 1 ]] || { echo "cluster: CLUSTER_HOST_NODE must be 0 or 1" >&2; exit 2; }
+
+# node_name I, node_address I, node_zone I: node I's name, loopback address and zone label.
+node_name() {
+	if (($1 == 1)) && [[ -n ${CLUSTER_NODE_NAME:-} ]]; then
+		echo "$CLUSTER_NODE_NAME"
+	else
+		echo "$NODE_PREFIX-$1"
+	fi
+}
+node_address() { echo "$NODE_NET.$1"; }
+node_zone() {
+	local zones=(a b c)
+	echo "zone-${zones[($1 - 1) % 3]}"
+}
+# on_host I: node I runs on this machine rather than in a machine of its own.
+on_host() { (($1 == 1 && HOST_NODE == 1)); }
+NODE=$(node_name 1)
+NODE_ADDRESS=$(node_address 1)
 
 PKI=$STATE/pki
 LOGS=$STATE/logs
@@ -46,7 +98,8 @@ KUBECONFIG_PATH=$STATE/kubeconfig
 CONTAINERD_SOCK=$STATE/containerd/containerd.sock
 
 # Debian packages the cluster and its images need.
-DEB_PACKAGES=(containerd runc containernetworking-plugins fio busybox-static openssl iproute2 curl util-linux mount)
+DEB_PACKAGES=(containerd runc containernetworking-plugins fio busybox-static openssl iproute2 curl util-linux mount
+	openssh-server openssh-client e2fsprogs systemd-container attr)
 
 # Image references; cluster.sh builds and imports them, kubelet never pulls.
 PAUSE_IMAGE=localhost/clusterstorage/pause:3.10
@@ -55,8 +108,6 @@ BUSYBOX_IMAGE=localhost/clusterstorage/busybox:1
 LOCALPATH_IMAGE=localhost/clusterstorage/local-path-provisioner:v0.0.30
 declare -A IMAGES=([pause]=$PAUSE_IMAGE [busybox]=$BUSYBOX_IMAGE [fio]=$FIO_IMAGE [local-path-provisioner]=$LOCALPATH_IMAGE)
 
-# Components in start order.
-COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet)
 
 # Progress lines carry the seconds since this command started.
 log() { printf 'cluster: [%3ds] %s\n' "$SECONDS" "$*" >&2; }
@@ -176,16 +227,6 @@ ensure_packages() {
 	DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}" >&2
 }
 
-# The apiserver reaches the kubelet by node name
-# (--kubelet-preferred-address-types=Hostname) so logs and exec stay on
-# loopback: the name must resolve to 127.0.0.1.
-ensure_hosts_entry() {
-	if ! grep -Eq "^127\.0\.0\.1[[:space:]].*\b${NODE}\b" /etc/hosts; then
-		log "adding '127.0.0.1 $NODE' to /etc/hosts"
-		printf '127.0.0.1 %s\n' "$NODE" >>/etc/hosts
-	fi
-}
-
 # --- binaries -----------------------------------------------------------------
 
 # go_build NAME MODULE_DIR PACKAGE [go build flags...]: builds $BIN/NAME unless
@@ -261,13 +302,18 @@ ensure_pki() {
 			-config "$PKI/ca.cnf" -extensions ca -out "$PKI/ca.crt" 2>/dev/null
 		rm -f "$PKI/ca.cnf"
 	fi
-	new_cert apiserver "/CN=kube-apiserver" "$(server_ext "DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local,DNS:$NODE,IP:127.0.0.1,IP:10.0.0.1")"
+	new_cert apiserver "/CN=kube-apiserver" "$(server_ext "DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local,IP:127.0.0.1,IP:10.0.0.1")"
 	new_cert apiserver-kubelet-client "/O=system:masters/CN=kube-apiserver-kubelet-client" "$(client_ext)"
 	new_cert admin "/O=system:masters/CN=clusterstorage-admin" "$(client_ext)"
 	new_cert controller-manager "/CN=system:kube-controller-manager" "$(client_ext)"
 	new_cert scheduler "/CN=system:kube-scheduler" "$(client_ext)"
-	new_cert kubelet-client "/O=system:nodes/CN=system:node:$NODE" "$(client_ext)"
-	new_cert kubelet-server "/CN=$NODE" "$(server_ext "DNS:$NODE,DNS:localhost,IP:127.0.0.1")"
+	local i name
+	for ((i = 1; i <= NODE_COUNT; i++)); do
+		name=$(node_name "$i")
+		# The API server reaches each kubelet at the node's InternalIP, its loopback address.
+		new_cert "kubelet-client-$name" "/O=system:nodes/CN=system:node:$name" "$(client_ext)"
+		new_cert "kubelet-server-$name" "/CN=$name" "$(server_ext "DNS:$name,IP:$(node_address "$i")")"
+	done
 	if [[ ! -f $PKI/sa.key ]]; then
 		openssl ecparam -name prime256v1 -genkey -noout -out "$PKI/sa.key" 2>/dev/null
 		openssl ec -in "$PKI/sa.key" -pubout -out "$PKI/sa.pub" 2>/dev/null
@@ -308,31 +354,42 @@ ensure_kubeconfigs() {
 	write_kubeconfig "$KUBECONFIG_PATH" admin
 	write_kubeconfig "$PKI/controller-manager.kubeconfig" controller-manager
 	write_kubeconfig "$PKI/scheduler.kubeconfig" scheduler
-	write_kubeconfig "$PKI/kubelet.kubeconfig" kubelet-client
+	local i
+	for ((i = 1; i <= NODE_COUNT; i++)); do
+		write_kubeconfig "$PKI/kubelet-$(node_name "$i").kubeconfig" "kubelet-client-$(node_name "$i")"
+	done
+}
+
+# ensure_ssh_keys: the client key that logs in as root on every node's sshd, and node 1's host
+# key (the machines make their own).
+ensure_ssh_keys() {
+	mkdir -p "$STATE/ssh"
+	chmod 700 "$STATE/ssh"
+	[[ -f $STATE/ssh/id_ed25519 ]] || ssh-keygen -q -t ed25519 -N '' -C clusterstorage-nodes -f "$STATE/ssh/id_ed25519"
+	if on_host 1 && [[ ! -f $STATE/ssh/host-$NODE ]]; then
+		ssh-keygen -q -t ed25519 -N '' -C "$NODE" -f "$STATE/ssh/host-$NODE"
+	fi
 }
 
 # --- configuration files ----------------------------------------------------------
 
-write_containerd_config() {
-	mkdir -p "$STATE/containerd" "$STATE/cni/net.d"
-	# Only the loopback plugin: pods use the host network, but CRI reports
-	# the node's network Ready only once it has loaded a CNI config.
-	cat >"$STATE/cni/net.d/99-loopback.conf" <<'EOF'
-{"cniVersion": "0.3.1", "name": "lo", "type": "loopback"}
-EOF
-	cat >"$STATE/containerd/config.toml" <<EOF
+# containerd_config ROOT STATE SOCKET RUNC_ROOT CNI_CONF_DIR: the containerd configuration of
+# one node.
+containerd_config() {
+	local root=$1 state=$2 sock=$3 runc_root=$4 cni_conf=$5
+	cat <<EOF
 # Generated by tools/kube/cluster.sh.
 version = 2
-root = "$STATE/containerd/root"
-state = "$STATE/containerd/state"
+root = "$root"
+state = "$state"
 # opt would install into /opt/containerd, outside the state dir.
 disabled_plugins = ["io.containerd.internal.v1.opt"]
 
 [grpc]
-  address = "$CONTAINERD_SOCK"
+  address = "$sock"
 
 [ttrpc]
-  address = "$STATE/containerd/containerd.sock.ttrpc"
+  address = "$sock.ttrpc"
 
 [debug]
   address = ""
@@ -357,36 +414,42 @@ disabled_plugins = ["io.containerd.internal.v1.opt"]
       runtime_type = "io.containerd.runc.v2"
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
         SystemdCgroup = false
-        Root = "$STATE/runc"
+        Root = "$runc_root"
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "/usr/lib/cni"
-    conf_dir = "$STATE/cni/net.d"
+    conf_dir = "$cni_conf"
   [plugins."io.containerd.grpc.v1.cri".registry]
     config_path = ""
 EOF
 }
 
-write_kubelet_config() {
-	mkdir -p "$STATE/kubelet" "$STATE/kubelet-plugins" "$STATE/pod-logs"
-	cat >"$STATE/kubelet-config.yaml" <<EOF
+# Only the loopback plugin: pods use the host network, but CRI reports the node's network Ready
+# only once it has loaded a CNI config.
+CNI_LOOPBACK='{"cniVersion": "0.3.1", "name": "lo", "type": "loopback"}'
+
+# kubelet_config ADDRESS RUNTIME_SOCKET PKI_DIR NAME [EXTRA_YAML]: the kubelet configuration of
+# node NAME listening on ADDRESS, with its certificates in PKI_DIR.
+kubelet_config() {
+	local address=$1 sock=$2 pki=$3 name=$4 extra=${5:-}
+	cat <<EOF
 # Generated by tools/kube/cluster.sh.
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
-address: 127.0.0.1
+address: $address
 port: $KUBELET_PORT
 readOnlyPort: 0
-healthzBindAddress: 127.0.0.1
+healthzBindAddress: $address
 healthzPort: $KUBELET_HEALTHZ_PORT
-containerRuntimeEndpoint: unix://$CONTAINERD_SOCK
-tlsCertFile: $PKI/kubelet-server.crt
-tlsPrivateKeyFile: $PKI/kubelet-server.key
+containerRuntimeEndpoint: unix://$sock
+tlsCertFile: $pki/kubelet-server-$name.crt
+tlsPrivateKeyFile: $pki/kubelet-server-$name.key
 authentication:
   anonymous:
     enabled: false
   webhook:
     enabled: true
   x509:
-    clientCAFile: $PKI/ca.crt
+    clientCAFile: $pki/ca.crt
 authorization:
   mode: Webhook
 # The host has cgroup v1 (hybrid); the kubelet refuses it unless told.
@@ -404,13 +467,197 @@ evictionHard:
   nodefs.inodesFree: "1%"
   imagefs.available: "1%"
   imagefs.inodesFree: "1%"
-podLogsDir: $STATE/pod-logs
-volumePluginDir: $STATE/kubelet-plugins
 resolvConf: /etc/resolv.conf
 clusterDomain: cluster.local
 maxPods: 110
 serializeImagePulls: false
+$extra
 EOF
+}
+
+# kubelet_flags I: the flags node I's kubelet gets besides its config and kubeconfig.
+# --cloud-provider=external: the kubelet refuses a loopback --node-ip ("nodeIP can't be loopback
+# address") and would otherwise register the default route's address; with an external cloud
+# provider it leaves the addresses to the cloud controller, which here is cluster.sh
+# (init_node): it sets InternalIP to the node's loopback address and removes the
+# node.cloudprovider.kubernetes.io/uninitialized taint, as a cloud-controller-manager does.
+kubelet_flags() {
+	local i=$1
+	echo "--hostname-override=$(node_name "$i") --cloud-provider=external" \
+		"--node-labels=topology.kubernetes.io/zone=$(node_zone "$i"),topology.kubernetes.io/region=local --v=1"
+}
+
+write_host_node_config() {
+	mkdir -p "$STATE/containerd" "$STATE/cni/net.d" "$STATE/kubelet" "$STATE/kubelet-plugins" "$STATE/pod-logs"
+	echo "$CNI_LOOPBACK" >"$STATE/cni/net.d/99-loopback.conf"
+	containerd_config "$STATE/containerd/root" "$STATE/containerd/state" "$CONTAINERD_SOCK" "$STATE/runc" "$STATE/cni/net.d" \
+		>"$STATE/containerd/config.toml"
+	kubelet_config "$NODE_ADDRESS" "$CONTAINERD_SOCK" "$PKI" "$NODE" "podLogsDir: $STATE/pod-logs
+volumePluginDir: $STATE/kubelet-plugins
+cgroupRoot: /$NODE" >"$STATE/kubelet-config.yaml"
+	cat >"$STATE/sshd_config" <<EOF
+# Generated by tools/kube/cluster.sh: node $NODE's sshd, on its own address.
+ListenAddress $NODE_ADDRESS:$SSH_PORT
+HostKey $STATE/ssh/host-$NODE
+AuthorizedKeysFile $STATE/ssh/id_ed25519.pub
+PidFile none
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+Subsystem sftp /usr/lib/openssh/sftp-server
+EOF
+}
+
+# --- machine nodes --------------------------------------------------------------
+
+# The machines see the binaries and images read-only at this path.
+MACHINE_BIN=/opt/clusterstorage/bin
+
+# is_k3s_node I: node I is k3s-shaped (CLUSTER_K3S_NODES lists it).
+is_k3s_node() { [[ " $K3S_NODES " == *" $1 "* ]]; }
+
+# write_machine I: node I's machine directory, nodes/<name>: machine.env for node.sh and the unit
+# layout of a Kubernetes node (kube_layout) or of a k3s node (k3s_layout).
+write_machine() {
+	local i=$1 name address dir layout wait mask="" disk_dirs="/var/lib/containerd /var/lib/kubelet"
+	name=$(node_name "$i")
+	address=$(node_address "$i")
+	dir=$STATE/nodes/$name
+	layout=$dir/layout
+	rm -rf "$layout"
+	mkdir -p "$layout/etc/systemd/system/multi-user.target.wants"
+	if is_k3s_node "$i"; then
+		k3s_layout "$i" "$layout"
+		wait="k3s.service"
+		mask="containerd.service"
+		disk_dirs+=" /var/lib/rancher/k3s"
+	else
+		kube_layout "$i" "$layout"
+		wait="containerd.service cluster-images.service kubelet.service"
+	fi
+	local disks=() d
+	for d in $DATA_DISKS; do disks+=("$d"); done
+	cat >"$dir/machine.env" <<EOF
+# Generated by tools/kube/cluster.sh for tools/kube/node.sh.
+MACHINE_NAME=$name
+MACHINE_ADDRESS=$address
+MACHINE_SSH_PORT=$SSH_PORT
+MACHINE_AUTHORIZED_KEYS=$STATE/ssh/id_ed25519.pub
+MACHINE_LAYOUT=$layout
+MACHINE_WAIT_UNITS=($wait)
+MACHINE_MASK=($mask)
+MACHINE_DISK_DIRS=($disk_dirs)
+MACHINE_BINDS_RO=($BIN:$MACHINE_BIN)
+MACHINE_DATA_DISKS=(${disks[*]})
+EOF
+}
+
+# kube_layout I LAYOUT: a kubeadm-style node: Debian's containerd.service with our config, a
+# kubelet unit, and a oneshot unit importing the images before the kubelet starts.
+kube_layout() {
+	local i=$1 layout=$2 name address
+	name=$(node_name "$i")
+	address=$(node_address "$i")
+	mkdir -p "$layout/etc/containerd" "$layout/etc/cni/net.d" "$layout/etc/kubernetes/pki"
+	echo "$CNI_LOOPBACK" >"$layout/etc/cni/net.d/99-loopback.conf"
+	containerd_config /var/lib/containerd /run/containerd /run/containerd/containerd.sock /run/containerd/runc /etc/cni/net.d \
+		>"$layout/etc/containerd/config.toml"
+	cp "$PKI/ca.crt" "$PKI/kubelet-server-$name.crt" "$PKI/kubelet-server-$name.key" "$layout/etc/kubernetes/pki/"
+	cp "$PKI/kubelet-$name.kubeconfig" "$layout/etc/kubernetes/kubelet.kubeconfig"
+	kubelet_config "$address" /run/containerd/containerd.sock /etc/kubernetes/pki "$name" >"$layout/etc/kubernetes/kubelet-config.yaml"
+	cat >"$layout/etc/systemd/system/kubelet.service" <<EOF
+# Generated by tools/kube/cluster.sh.
+[Unit]
+Description=kubelet: the Kubernetes node agent
+After=containerd.service cluster-images.service
+Wants=containerd.service cluster-images.service
+
+[Service]
+ExecStart=$MACHINE_BIN/kube kubelet --config=/etc/kubernetes/kubelet-config.yaml --kubeconfig=/etc/kubernetes/kubelet.kubeconfig $(kubelet_flags "$i")
+Restart=always
+RestartSec=1
+KillMode=process
+Delegate=yes
+
+[Install]
+WantedBy=multi-user.target
+EOF
+	cat >"$layout/etc/systemd/system/cluster-images.service" <<EOF
+# Generated by tools/kube/cluster.sh: images are imported, never pulled.
+[Unit]
+Description=Import the cluster's images into containerd
+After=containerd.service
+Requires=containerd.service
+
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+ExecStart=/bin/sh -c 'for t in $MACHINE_BIN/images/*.tar; do ctr -n k8s.io images import "\$\$t" >/dev/null || exit 1; done'
+EOF
+	ln -sfn /etc/systemd/system/kubelet.service "$layout/etc/systemd/system/multi-user.target.wants/kubelet.service"
+	ln -sfn /lib/systemd/system/containerd.service "$layout/etc/systemd/system/multi-user.target.wants/containerd.service"
+}
+
+# k3s_layout I LAYOUT: a k3s server node as k3s's install script leaves it: k3s.service with the
+# script's directives, its env file, /etc/rancher/k3s/config.yaml, and /usr/local/bin/k3s, which
+# here is k3s-standin.sh (containerd from <data-dir>/data/<hash>/bin, the kubelet; see there).
+# Debian's containerd.service is masked: the node's only containerd is k3s's.
+k3s_layout() {
+	local i=$1 layout=$2 name address standin
+	name=$(node_name "$i")
+	address=$(node_address "$i")
+	standin=$layout/etc/rancher/k3s/standin
+	mkdir -p "$standin/pki" "$layout/usr/local/bin"
+	install -m 755 "$HERE/k3s-standin.sh" "$layout/usr/local/bin/k3s"
+	printf '# Generated by tools/kube/cluster.sh.\nnode-name: %s\nnode-ip: %s\n' "$name" "$address" >"$layout/etc/rancher/k3s/config.yaml"
+	: >"$layout/etc/systemd/system/k3s.service.env"
+	echo "$CNI_LOOPBACK" >"$standin/99-loopback.conf"
+	# @ROOT@, @STATE@, @SOCK@, @CNI@: filled in by the stand-in from the data dir on every start.
+	containerd_config @ROOT@ @STATE@ @SOCK@ @STATE@/runc @CNI@ >"$standin/containerd.toml.in"
+	cp "$PKI/ca.crt" "$PKI/kubelet-server-$name.crt" "$PKI/kubelet-server-$name.key" "$standin/pki/"
+	cp "$PKI/kubelet-$name.kubeconfig" "$standin/kubelet.kubeconfig"
+	kubelet_config "$address" /run/k3s/containerd/containerd.sock /etc/rancher/k3s/standin/pki "$name" >"$standin/kubelet-config.yaml"
+	kubelet_flags "$i" >"$standin/kubelet-flags"
+	echo "http://$address:$KUBELET_HEALTHZ_PORT/healthz" >"$standin/healthz"
+	ln -sfn "$MACHINE_BIN/kube" "$standin/kube"
+	ln -sfn "$MACHINE_BIN/images" "$standin/images"
+	cat >"$layout/etc/systemd/system/k3s.service" <<'EOF'
+# Generated by tools/kube/cluster.sh with the directives k3s's install.sh writes for a server.
+[Unit]
+Description=Lightweight Kubernetes
+Documentation=https://k3s.io
+Wants=network-online.target
+After=network-online.target
+Conflicts=k3s-agent.service
+
+[Install]
+WantedBy=multi-user.target
+
+[Service]
+Type=notify
+EnvironmentFile=-/etc/default/%N
+EnvironmentFile=-/etc/sysconfig/%N
+EnvironmentFile=-/etc/systemd/system/k3s.service.env
+KillMode=process
+Delegate=yes
+LimitNOFILE=1048576
+LimitNPROC=infinity
+LimitCORE=infinity
+TasksMax=infinity
+TimeoutStartSec=0
+Restart=always
+RestartSec=5s
+ExecStartPre=-/sbin/modprobe br_netfilter
+ExecStartPre=-/sbin/modprobe overlay
+ExecStart=/usr/local/bin/k3s server
+EOF
+	# The stand-in is a script: its READY=1 comes from systemd-notify, a child process, which
+	# systemd only accepts with NotifyAccess=all (real k3s notifies from its main process).
+	mkdir -p "$layout/etc/systemd/system/k3s.service.d"
+	printf '# Generated by tools/kube/cluster.sh: for the k3s stand-in only.\n[Service]\nNotifyAccess=all\n' \
+		>"$layout/etc/systemd/system/k3s.service.d/standin.conf"
+	ln -sfn /etc/systemd/system/k3s.service "$layout/etc/systemd/system/multi-user.target.wants/k3s.service"
 }
 
 # --- images -------------------------------------------------------------------
@@ -542,7 +789,7 @@ start_apiserver() {
 		--kubelet-client-certificate="$PKI/apiserver-kubelet-client.crt" \
 		--kubelet-client-key="$PKI/apiserver-kubelet-client.key" \
 		--kubelet-certificate-authority="$PKI/ca.crt" \
-		--kubelet-preferred-address-types=Hostname \
+		--kubelet-preferred-address-types=InternalIP \
 		--service-account-issuer=https://kubernetes.default.svc.cluster.local \
 		--service-account-key-file="$PKI/sa.pub" \
 		--service-account-signing-key-file="$PKI/sa.key" \
@@ -595,57 +842,151 @@ wait_scheduler() {
 }
 
 start_containerd() {
-	write_containerd_config
 	start_daemon containerd containerd --config "$STATE/containerd/config.toml"
 	wait_for "containerd" 60 containerd -- ctr --address "$CONTAINERD_SOCK" version
 }
 
-# No --node-ip: the kubelet refuses a loopback node IP and otherwise picks
-# the default route's address as InternalIP. The apiserver reaches the kubelet
-# by the Hostname address (the node name, which resolves to 127.0.0.1).
 start_kubelet() {
-	write_kubelet_config
+	# The kubelet's cgroup root of its own (its pods go below /<node>/kubepods), as on the
+	# machines, so that another kubelet on this machine never takes its pods for orphans.
+	"$HERE/node.sh" cgroups-make "$NODE"
+	# shellcheck disable=SC2046 # kubelet_flags is a list of flags
 	start_daemon kubelet "$BIN/kubelet" \
 		--config="$STATE/kubelet-config.yaml" \
-		--kubeconfig="$PKI/kubelet.kubeconfig" \
+		--kubeconfig="$PKI/kubelet-$NODE.kubeconfig" \
 		--root-dir="$STATE/kubelet" \
 		--cert-dir="$PKI/kubelet-generated" \
-		--hostname-override="$NODE" \
-		--v=1
+		$(kubelet_flags 1)
 }
 
 wait_kubelet() {
-	wait_for "kubelet /healthz" 60 kubelet -- curl -fsS "http://127.0.0.1:$KUBELET_HEALTHZ_PORT/healthz"
+	wait_for "kubelet /healthz" 60 kubelet -- curl -fsS "http://$NODE_ADDRESS:$KUBELET_HEALTHZ_PORT/healthz"
+}
+
+# start_sshd: node 1's own sshd on its address, so that every node has one the same way.
+start_sshd() {
+	mkdir -p /run/sshd # its privilege separation directory; systemd-tmpfiles makes it at boot
+	start_daemon sshd /usr/sbin/sshd -D -e -f "$STATE/sshd_config"
+}
+
+# start_machines: boots the machine nodes at once (node.sh up waits for each one's kubelet unit).
+start_machines() {
+	local i pids=() name rc=0
+	for ((i = 1; i <= NODE_COUNT; i++)); do
+		on_host "$i" && continue
+		name=$(node_name "$i")
+		write_machine "$i"
+		"$HERE/node.sh" up "$STATE/nodes/$name" >>"$LOGS/node-$name.log" 2>&1 9<&- &
+		pids+=("$!:$name")
+	done
+	local p
+	for p in "${pids[@]}"; do
+		if ! wait "${p%%:*}"; then
+			tail -n 20 "$LOGS/node-${p#*:}.log" >&2 || true
+			log "ERROR: machine ${p#*:} did not come up (log: $LOGS/node-${p#*:}.log)"
+			rc=1
+		fi
+	done
+	return $rc
+}
+
+# init_node I: what a cloud-controller-manager does for a new node: set its addresses (InternalIP:
+# the node's loopback address, Hostname: its name) and remove the uninitialized taint the kubelet
+# registered it with (--cloud-provider=external). Idempotent.
+init_node() {
+	local i=$1 name address
+	name=$(node_name "$i")
+	address=$(node_address "$i")
+	wait_for "node $name to register" 120 "" -- kubectl get node "$name"
+	if [[ $(kubectl get node "$name" -o 'jsonpath={.status.addresses[?(@.type=="InternalIP")].address}') != "$address" ]]; then
+		kubectl patch node "$name" --subresource=status --type=merge \
+			-p "{\"status\":{\"addresses\":[{\"type\":\"InternalIP\",\"address\":\"$address\"},{\"type\":\"Hostname\",\"address\":\"$name\"}]}}" >/dev/null
+	fi
+	if kubectl get node "$name" -o 'jsonpath={.spec.taints[*].key}' | grep -qw node.cloudprovider.kubernetes.io/uninitialized; then
+		kubectl taint node "$name" node.cloudprovider.kubernetes.io/uninitialized- >/dev/null
+	fi
 }
 
 node_ready() {
-	[[ $(kubectl get node "$NODE" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}') == True ]]
+	[[ $(kubectl get node "$1" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}') == True ]]
+}
+
+all_nodes_ready() {
+	local i
+	for ((i = 1; i <= NODE_COUNT; i++)); do
+		node_ready "$(node_name "$i")" || return 1
+	done
+}
+
+# host_components: the processes that run on this machine.
+host_components() {
+	echo etcd kube-apiserver kube-controller-manager kube-scheduler
+	if on_host 1; then echo containerd kubelet sshd; fi
 }
 
 all_running() {
-	local c
-	for c in "${COMPONENTS[@]}"; do
+	local c name i
+	for c in $(host_components); do
 		is_running "$c" || return 1
 	done
+	for ((i = 1; i <= NODE_COUNT; i++)); do
+		on_host "$i" && continue
+		name=$(node_name "$i")
+		[[ -f $STATE/nodes/$name/machine.env ]] || return 1
+		"$HERE/node.sh" status "$STATE/nodes/$name" >/dev/null 2>&1 || return 1
+	done
+}
+
+# write_nodes_json: what tests need to know about the nodes (internal/acctest reads it): names,
+# addresses, zones, SSH endpoints with the client key and known_hosts, data disks, and for
+# machines the directory node.sh takes (to power one off and on again).
+write_nodes_json() {
+	local i name address known=$STATE/ssh/known_hosts sep="" d disks k3s
+	: >"$known.tmp"
+	{
+		printf '{\n  "ssh_user": "root",\n  "ssh_private_key": "%s",\n  "ssh_known_hosts": "%s",\n  "node_tool": "%s",\n  "nodes": [' \
+			"$STATE/ssh/id_ed25519" "$known" "$HERE/node.sh"
+		for ((i = 1; i <= NODE_COUNT; i++)); do
+			name=$(node_name "$i")
+			address=$(node_address "$i")
+			disks=""
+			if on_host "$i"; then
+				printf '[%s]:%s %s\n' "$address" "$SSH_PORT" "$(cut -d' ' -f1,2 "$STATE/ssh/host-$name.pub")" >>"$known.tmp"
+				printf '%s\n    {"name": "%s", "address": "%s", "zone": "%s", "ssh_host": "%s", "ssh_port": %s, "machine_dir": "", "data_disks": []}' \
+					"$sep" "$name" "$address" "$(node_zone "$i")" "$address" "$SSH_PORT"
+			else
+				printf '[%s]:%s %s\n' "$address" "$SSH_PORT" "$(cut -d' ' -f1,2 "$STATE/nodes/$name/ssh/ssh_host_ed25519_key.pub")" >>"$known.tmp"
+				for d in $DATA_DISKS; do disks+="${disks:+, }\"/mnt/disks/${d%%:*}\""; done
+				k3s=false
+				if is_k3s_node "$i"; then k3s=true; fi
+				printf '%s\n    {"name": "%s", "address": "%s", "zone": "%s", "ssh_host": "%s", "ssh_port": %s, "machine_dir": "%s", "data_disks": [%s], "k3s": %s}' \
+					"$sep" "$name" "$address" "$(node_zone "$i")" "$address" "$SSH_PORT" "$STATE/nodes/$name" "$disks" "$k3s"
+			fi
+			sep=,
+		done
+		printf '\n  ]\n}\n'
+	} >"$STATE/nodes.json.tmp"
+	mv "$known.tmp" "$known"
+	mv "$STATE/nodes.json.tmp" "$STATE/nodes.json"
 }
 
 # --- subcommands ----------------------------------------------------------------
 
 cmd_up() {
-	local start=$SECONDS
-	if [[ -f $KUBECONFIG_PATH && -x $BIN/kube ]] && all_running && node_ready 2>/dev/null; then
-		log "already running; node $NODE is Ready"
-		import_images # any image built since (e.g. by a newer cluster.sh)
+	local start=$SECONDS i
+	if [[ -f $KUBECONFIG_PATH && -f $STATE/nodes.json && -x $BIN/kube ]] && all_running && all_nodes_ready 2>/dev/null; then
+		log "already running; $NODE_COUNT node(s) Ready"
+		if on_host 1; then import_images; fi # any image built since (e.g. by a newer cluster.sh)
 		echo "$KUBECONFIG_PATH"
 		return 0
 	fi
 	ensure_packages
-	ensure_hosts_entry
 	ensure_binaries
 	ensure_images
 	mkdir -p "$STATE" "$LOGS" "$RUN"
 	ensure_pki
 	ensure_kubeconfigs
+	ensure_ssh_keys
 	# etcd and the apiserver in turn: everything else needs the API. Then
 	# the rest start together; the images are imported while the kubelet
 	# registers (it needs none of them to become Ready, and `up` returns
@@ -654,15 +995,28 @@ cmd_up() {
 	start_apiserver
 	start_controller_manager
 	start_scheduler
-	start_containerd
-	start_kubelet
-	import_images
+	if on_host 1; then
+		write_host_node_config
+		start_containerd
+		start_kubelet
+		start_sshd
+	fi
+	start_machines &
+	local machines=$!
+	if on_host 1; then import_images; fi
 	wait_controller_manager
 	wait_scheduler
-	wait_kubelet
-	wait_for "node $NODE Ready" 120 kubelet -- node_ready
+	if on_host 1; then wait_kubelet; fi
+	wait "$machines" || die "machine nodes failed to start"
+	for ((i = 1; i <= NODE_COUNT; i++)); do
+		init_node "$i"
+	done
+	for ((i = 1; i <= NODE_COUNT; i++)); do
+		wait_for "node $(node_name "$i") Ready" 120 "" -- node_ready "$(node_name "$i")"
+	done
+	write_nodes_json
 	wait_for "ServiceAccount default/default" 60 kube-controller-manager -- kubectl -n default get serviceaccount default
-	log "cluster up in $((SECONDS - start))s: node $NODE Ready, API https://127.0.0.1:$APISERVER_PORT"
+	log "cluster up in $((SECONDS - start))s: $NODE_COUNT node(s) Ready, API https://127.0.0.1:$APISERVER_PORT"
 	echo "$KUBECONFIG_PATH"
 }
 
@@ -705,39 +1059,14 @@ unmount_below_state() {
 	done < <(awk -v s="$STATE/" 'index($2, s) == 1 { print $2 }' /proc/self/mounts | awk '{ print length, $0 }' | sort -rn | cut -d' ' -f2-)
 }
 
-# kill_pod_processes: whatever still runs in the kubelet's pod cgroups, for
-# when containerd was not running to kill its tasks (its shims and their
-# containers outlive it). Polls until the cgroups are empty.
-kill_pod_processes() {
-	local deadline=$((SECONDS + 15)) pids
-	while :; do
-		pids=$(find /sys/fs/cgroup/*/kubepods /sys/fs/cgroup/kubepods -name cgroup.procs -exec cat {} + 2>/dev/null | sort -u || true)
-		[[ -z $pids ]] && return 0
-		((SECONDS < deadline)) || die "processes $(echo "$pids" | tr '\n' ' ')are left in the pod cgroups"
-		log "killing leftover pod processes: $(echo "$pids" | tr '\n' ' ')"
-		# shellcheck disable=SC2086 # one pid per word
-		kill -KILL $pids 2>/dev/null || true
-		sleep 0.2
-	done
-}
-
-# remove_pod_cgroups: the kubelet's cgroups (cgroupfs driver) under each
-# hierarchy, deepest first; they are empty once the containers are gone.
-remove_pod_cgroups() {
-	local d
-	for d in /sys/fs/cgroup/*/kubepods /sys/fs/cgroup/kubepods; do
-		if [[ -d $d ]]; then
-			find "$d" -depth -type d -exec rmdir {} + 2>/dev/null || true
-		fi
-	done
-}
-
-# remove_fixed_host_dirs: the few paths the kubelet and containerd use
-# outside the state dir (compiled in, not configurable). Only what is ours
-# goes: log symlinks that point into the state dir, the device-plugin socket
-# when nothing listens on it, then directories if they are empty (rmdir), so
-# nothing another runtime on this machine uses is touched.
-remove_fixed_host_dirs() {
+# remove_host_node_traces: node 1's pod cgroups (whatever still runs in them is killed: shims
+# and their containers outlive containerd), then the few paths the kubelet and containerd use
+# outside the state dir (compiled in, not configurable). Only what is ours goes: log symlinks
+# that point into the state dir, the device-plugin socket when nothing listens on it, then
+# directories if they are empty (rmdir), so nothing another runtime on this machine uses is
+# touched.
+remove_host_node_traces() {
+	"$HERE/node.sh" cgroups-remove "$NODE"
 	local l d sock=/var/lib/kubelet/device-plugins/kubelet.sock
 	for l in /var/log/containers/*.log; do
 		[[ -L $l && $(readlink "$l") == "$STATE"/* ]] && rm -f "$l"
@@ -755,34 +1084,48 @@ cmd_down() {
 		log "nothing to do: $STATE does not exist"
 		return 0
 	fi
-	# The kubelet first, so that it restarts nothing; then the containers and
+	# The machine nodes first (a poweroff stops their kubelets and containers, and nothing of
+	# them is left); then node 1's kubelet, so that it restarts nothing, its containers and
 	# containerd; then the control plane, and etcd last.
-	stop_daemons kubelet
+	local dir pids=()
+	for dir in "$STATE"/nodes/*/; do
+		[[ -f $dir/machine.env ]] || continue
+		"$HERE/node.sh" destroy "$dir" 9<&- &
+		pids+=("$!")
+	done
+	local p rc=0
+	for p in "${pids[@]}"; do wait "$p" || rc=1; done
+	((rc == 0)) || die "a machine node did not stop cleanly; not deleting $STATE"
+	# Node 1 ran here only when its kubelet configuration was written.
+	local host_node=0
+	[[ -f $STATE/kubelet-config.yaml ]] && host_node=1
+	stop_daemons kubelet sshd
 	remove_containers
 	stop_daemons containerd
 	kill_leftover_shims
 	stop_daemons kube-scheduler kube-controller-manager kube-apiserver
 	stop_daemons etcd
-	kill_pod_processes
+	if ((host_node)); then remove_host_node_traces; fi
 	unmount_below_state
-	remove_pod_cgroups
 	if awk -v s="$STATE/" 'index($2, s) == 1 { found = 1 } END { exit !found }' /proc/self/mounts; then
 		die "mounts are left below $STATE; not deleting it"
 	fi
 	log "deleting $STATE"
 	rm -rf "$STATE"
-	remove_fixed_host_dirs
 }
 
 cmd_env() {
+	local i names=()
+	for ((i = 1; i <= NODE_COUNT; i++)); do names+=("$(node_name "$i")"); done
 	echo "export KUBECONFIG=$KUBECONFIG_PATH"
 	echo "export CLUSTER_DIR=$STATE"
 	echo "export CLUSTERSTORAGE_NODE=$NODE"
+	echo "export CLUSTERSTORAGE_NODES='${names[*]}'"
 }
 
 cmd_status() {
-	local c rc=0
-	for c in "${COMPONENTS[@]}"; do
+	local c rc=0 i name
+	for c in $(host_components); do
 		if is_running "$c"; then
 			printf '%-24s running (pid %s)\n' "$c" "$(pid_of "$c")"
 		else
@@ -790,10 +1133,22 @@ cmd_status() {
 			rc=1
 		fi
 	done
+	for ((i = 1; i <= NODE_COUNT; i++)); do
+		on_host "$i" && continue
+		name=$(node_name "$i")
+		printf '%-24s ' "machine $i"
+		if [[ -f $STATE/nodes/$name/machine.env ]]; then
+			"$HERE/node.sh" status "$STATE/nodes/$name" || rc=1
+		else
+			echo "$name not created"
+			rc=1
+		fi
+	done
 	if [[ -f $KUBECONFIG_PATH && -x $BIN/kube ]] && is_running kube-apiserver; then
-		kubectl get nodes -o wide || rc=1
+		kubectl get nodes -o wide -L topology.kubernetes.io/zone || rc=1
 	fi
 	echo "kubeconfig: $KUBECONFIG_PATH"
+	echo "nodes: $STATE/nodes.json"
 	return $rc
 }
 

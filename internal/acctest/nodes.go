@@ -1,0 +1,245 @@
+package acctest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/node"
+)
+
+// NodesEnv names the environment variable pointing at the nodes file of the test cluster: the
+// JSON that tools/kube/cluster.sh writes next to its kubeconfig (nodes.json), describing each
+// node's name, address, zone, sshd and disks. Without it the tests look for nodes.json next to
+// the kubeconfig (following a symlink to it).
+const NodesEnv = "CLUSTERSTORAGE_ACC_NODES"
+
+// ClusterNode is one node of the test cluster, as the nodes file describes it.
+type ClusterNode struct {
+	// Name is the Kubernetes node name.
+	Name string `json:"name"`
+	// Address is the node's own loopback address, its InternalIP.
+	Address string `json:"address"`
+	// Zone is its topology.kubernetes.io/zone label.
+	Zone string `json:"zone"`
+	// SSHHost and SSHPort are where the node's own sshd listens; root logs in with the cluster's
+	// client key.
+	SSHHost string `json:"ssh_host"`
+	SSHPort int    `json:"ssh_port"`
+	// MachineDir is the node.sh directory of a node that is a machine of its own; empty for the
+	// node that runs on this machine.
+	MachineDir string `json:"machine_dir"`
+	// DataDisks are mount points of extra disks on the node (real ext4 file systems).
+	DataDisks []string `json:"data_disks"`
+	// K3s is true for a k3s-shaped machine: k3s.service as k3s's install script writes it, its
+	// containerd from /var/lib/rancher/k3s/data/<hash>/bin (tools/kube/k3s-standin.sh).
+	K3s bool `json:"k3s"`
+
+	cluster *clusterNodes
+}
+
+// clusterNodes is the nodes file.
+type clusterNodes struct {
+	SSHUser       string        `json:"ssh_user"`
+	SSHPrivateKey string        `json:"ssh_private_key"`
+	SSHKnownHosts string        `json:"ssh_known_hosts"`
+	NodeTool      string        `json:"node_tool"`
+	Nodes         []ClusterNode `json:"nodes"`
+
+	pool *node.Pool
+}
+
+// NodesFile returns the path of the nodes file the tests use (it may not exist).
+func NodesFile() string {
+	if path := os.Getenv(NodesEnv); path != "" {
+		return path
+	}
+	kubeconfig := Kubeconfig()
+	if resolved, err := filepath.EvalSymlinks(kubeconfig); err == nil {
+		kubeconfig = resolved
+	}
+	return filepath.Join(filepath.Dir(kubeconfig), "nodes.json")
+}
+
+// Nodes returns the test cluster's nodes from the nodes file, in order (node 1 first), or nil
+// when there is no nodes file (a cluster of the user's choosing). It skips the test outside an
+// acceptance run.
+func Nodes(t testing.TB) []ClusterNode {
+	t.Helper()
+	Kube(t) // skips without TF_ACC, fails without a cluster
+	b, err := os.ReadFile(NodesFile())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		t.Fatalf("reading the nodes file: %v", err)
+	}
+	var c clusterNodes
+	if err := json.Unmarshal(b, &c); err != nil {
+		t.Fatalf("parsing the nodes file %s: %v", NodesFile(), err)
+	}
+	c.pool = newNodePool(t)
+	for i := range c.Nodes {
+		c.Nodes[i].cluster = &c
+	}
+	return c.Nodes
+}
+
+// RequireNodes returns the cluster's nodes when it has at least n, each with its own sshd, after
+// checking that each is Ready. With fewer it skips the test, or fails it when the CI environment
+// variable is set: CI runs the multi-node cluster (CLUSTER_NODES=3), so a missing node there is a
+// broken test bed, not a reason to skip.
+func RequireNodes(t testing.TB, n int) []ClusterNode {
+	t.Helper()
+	nodes := Nodes(t)
+	if len(nodes) < n {
+		msg := fmt.Sprintf("needs a cluster of at least %d nodes with their own sshd (%s lists %d): start one with `CLUSTER_NODES=3 make dev-cluster`",
+			n, NodesFile(), len(nodes))
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	client := Kube(t)
+	for _, nd := range nodes {
+		got, err := client.CoreV1().Nodes().Get(context.Background(), nd.Name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("node %s of the nodes file: %v", nd.Name, err)
+		}
+		if !nodeReady(got) {
+			t.Fatalf("node %s is not Ready", nd.Name)
+		}
+	}
+	return nodes
+}
+
+// newNodePool is an SSH connection pool closed when the test ends.
+func newNodePool(t testing.TB) *node.Pool {
+	p := node.NewPool(node.PoolOptions{})
+	t.Cleanup(func() { _ = p.Close() }) //nolint:errcheck // closing idle test connections
+	return p
+}
+
+func nodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// ProviderConfigNodes is ProviderConfig plus ssh settings that reach each of nodes through its own
+// sshd, with host keys checked against the cluster's known_hosts.
+func ProviderConfigNodes(nodes ...ClusterNode) string {
+	if len(nodes) == 0 {
+		return ProviderConfig()
+	}
+	c := nodes[0].cluster
+	var entries strings.Builder
+	for _, n := range nodes {
+		fmt.Fprintf(&entries, "    %q = { host = %q, port = %d }\n", n.Name, n.SSHHost, n.SSHPort)
+	}
+	return fmt.Sprintf(`provider "clusterstorage" {
+  kubernetes {
+    config_path = %q
+  }
+  ssh {
+    user             = %q
+    private_key_path = %q
+    known_hosts_path = %q
+  }
+  nodes = {
+%s  }
+}
+`, Kubeconfig(), c.SSHUser, c.SSHPrivateKey, c.SSHKnownHosts, entries.String())
+}
+
+// Run runs a fixed sh script with args ($1, $2...) on the node over its sshd and returns its
+// standard output.
+func (n ClusterNode) Run(t testing.TB, script string, args ...string) (string, error) {
+	t.Helper()
+	host, err := n.cluster.pool.Host(node.Target{
+		Endpoint: node.Endpoint{
+			Host:    n.SSHHost,
+			Port:    n.SSHPort,
+			User:    n.cluster.SSHUser,
+			Auth:    node.Auth{PrivateKeyFile: n.cluster.SSHPrivateKey},
+			HostKey: node.HostKeyPolicy{KnownHostsFile: n.cluster.SSHKnownHosts},
+		},
+		ConnectTimeout: 10 * time.Second,
+		CommandTimeout: time.Minute,
+	})
+	if err != nil {
+		return "", err
+	}
+	res, err := host.Run(context.Background(), node.Script(script, args...))
+	if err != nil {
+		return "", fmt.Errorf("on node %s: %w", n.Name, err)
+	}
+	return string(res.Stdout), nil
+}
+
+// MustRun is Run that fails the test on error.
+func (n ClusterNode) MustRun(t testing.TB, script string, args ...string) string {
+	t.Helper()
+	out, err := n.Run(t, script, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// Exists reports whether path exists on the node.
+func (n ClusterNode) Exists(t testing.TB, path string) bool {
+	t.Helper()
+	out := n.MustRun(t, `if [ -e "$1" ]; then echo yes; else echo no; fi`, path)
+	return strings.TrimSpace(out) == "yes"
+}
+
+// PowerOff powers the machine node off (its kubelet, containerd, sshd and pods stop at once, as
+// on a real node losing power after a clean shutdown; its disks are kept). Only for machine
+// nodes.
+func (n ClusterNode) PowerOff(t testing.TB) {
+	t.Helper()
+	n.nodeTool(t, "down")
+}
+
+// PowerOn boots the machine node again and waits until its Node is Ready.
+func (n ClusterNode) PowerOn(t testing.TB) {
+	t.Helper()
+	n.nodeTool(t, "up")
+	client := Kube(t)
+	err := kube.Poll(context.Background(), 200*time.Millisecond, 2*time.Minute, "node "+n.Name+" to be Ready", func(ctx context.Context) (bool, string, error) {
+		got, err := client.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
+		if err != nil {
+			return kube.KeepPolling(err)
+		}
+		return nodeReady(got), "not Ready", nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (n ClusterNode) nodeTool(t testing.TB, verb string) {
+	t.Helper()
+	if n.MachineDir == "" {
+		t.Fatalf("node %s runs on this machine and cannot be powered off by a test", n.Name)
+	}
+	out, err := exec.Command(n.cluster.NodeTool, verb, n.MachineDir).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %s %s: %v\n%s", n.cluster.NodeTool, verb, n.MachineDir, err, out)
+	}
+}
