@@ -148,6 +148,20 @@ func TestAccK3sDataDirMigration_basic(t *testing.T) {
 				ImportStateVerify:       true,
 				ImportStateVerifyIgnore: []string{"config_file", "free_space_margin", "service", "backup_path", "bytes_copied", "files_copied", "downtime_seconds", "migrated_at", "source_filesystem", "target_filesystem"},
 			},
+			// The settings that only matter while migrating update in place (no replace, which would
+			// move the data back and then fail).
+			{
+				Config: strings.Replace(migrationConfig(s, nodeName, target, "  drain = true\n  keep_backup = false\n  measure_write_speed = true\n  carry_mounts = true"),
+					`free_space_margin = "0"`, `free_space_margin = "1Mi"`, 1),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("drain"), knownvalue.Bool(true)),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("free_space_margin"), knownvalue.StringExact("1Mi")),
+				},
+				Check: checkLinked(s, target),
+			},
 			// restore_on_destroy is changed in place; destroy then moves the data back (CheckDestroy).
 			{
 				Config: migrationConfig(s, nodeName, target, "  restore_on_destroy = true"),
@@ -160,7 +174,8 @@ func TestAccK3sDataDirMigration_basic(t *testing.T) {
 	})
 }
 
-// A migration reverted by hand shows in the plan and is made again.
+// A migration reverted by hand shows in the plan and is made again; the target then holds what
+// k3s wrote there after the switch, so it is refused (never written over) until it is moved away.
 func TestAccK3sDataDirMigration_driftAfterManualRevert(t *testing.T) {
 	s, nodeName := accStandin(t)
 	target := filepath.Join(s.Root, "mnt/nvme/k3s")
@@ -184,8 +199,17 @@ func TestAccK3sDataDirMigration_driftAfterManualRevert(t *testing.T) {
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionCreate),
 				}},
-				// The target still holds the earlier copy (with its marker): it is brought up to date.
-				Check: checkLinked(s, target),
+				ExpectError: regexp.MustCompile(`holds\s+a\s+finished\s+migration`),
+			},
+			{
+				PreConfig: func() {
+					if err := checkOnSource(s)(nil); err != nil {
+						t.Fatal(err)
+					}
+					must(t, os.Rename(target, target+".old"))
+				},
+				Config: migrationConfig(s, nodeName, target, ""),
+				Check:  checkLinked(s, target),
 			},
 		},
 	})
