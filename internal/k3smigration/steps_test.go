@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -72,12 +73,24 @@ func TestMigrate_symlink(t *testing.T) {
 	s := newStandin(t, standinOptions{})
 	ctx := context.Background()
 	target := filepath.Join(s.Root, "mnt/nvme/k3s")
+	// A sparse volume image (64 MiB, one 4 KiB block written): the copy must stay sparse, or a
+	// volume's holes could fill the target.
+	sparse := "storage/pvc-3f1e2d3c-0000-4000-8000-000000000001_default_data/disk.img"
+	f, err := os.Create(filepath.Join(s.Source, sparse))
+	must(t, err)
+	_, err = f.WriteAt([]byte("data in the middle"), 32<<20)
+	must(t, errors.Join(err, f.Truncate(64<<20), f.Close()))
 	before := snapshot(t, s.Source)
 	rows := dbRows(t, s.Source)
 
 	res, err := k3smigration.Migrate(ctx, s.Host, s.spec(target), k3smigration.Hooks{})
 	if err != nil {
 		t.Fatalf("migrate: %v\nservice log:\n%s", err, s.serviceLog())
+	}
+	var sparseStat syscall.Stat_t
+	must(t, syscall.Stat(filepath.Join(target, sparse), &sparseStat))
+	if allocated := sparseStat.Blocks * 512; allocated > 1<<20 {
+		t.Errorf("the sparse file takes %d bytes on the target: it was not copied sparse", allocated)
 	}
 	link, err := os.Readlink(s.Source)
 	if err != nil || link != target {
