@@ -289,7 +289,9 @@ func TestMigrate_configRefusals(t *testing.T) {
 func TestScripts_refuseControlCharacters(t *testing.T) {
 	s := newStandin(t, standinOptions{})
 	for _, name := range k3smigration.ScriptNames() {
-		_, err := k3smigration.RunScript(context.Background(), s.Host, name, s.Source, "/x\ntarget=empty", k3smigration.MarkerName)
+		// Every argument names a place below the stand-in's root, so that even a script that took
+		// them would change nothing outside it.
+		_, err := k3smigration.RunScript(context.Background(), s.Host, name, filepath.Join(s.Root, "no-such-dir"), filepath.Join(s.Root, "x\ntarget=empty"), filepath.Join(s.Root, "m"))
 		var ee *node.ExitError
 		if !errors.As(err, &ee) || ee.ExitCode != 64 || !strings.Contains(err.Error(), "control character") {
 			t.Errorf("%s: %v", name, err)

@@ -270,6 +270,8 @@ func TestAccK3sDataDirMigration_replace(t *testing.T) {
 
 func TestAccK3sDataDirMigration_configMethod(t *testing.T) {
 	s, nodeName := accStandin(t)
+	// config cannot move local-path volumes (their PersistentVolumes name the old path): an agent without them.
+	must(t, os.RemoveAll(filepath.Join(s.Source, "storage")))
 	target := filepath.Join(s.Root, "mnt/nvme/k3s")
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
