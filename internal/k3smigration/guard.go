@@ -67,10 +67,17 @@ func (m *move) armGuard(ctx context.Context) error {
 	return nil
 }
 
-// guardPhase tells the armed guard how far the migration got ("switched", "started").
+// guardPhase tells the armed guard how far the migration got ("switched", "started"), after
+// checking that it has not fired: a guard that fired has put k3s back on the original, and the
+// migration must then not switch anything.
 func (m *move) guardPhase(ctx context.Context, phase string) error {
 	if m.guard == "" {
 		return nil
+	}
+	res, _ := runOn(ctx, m.host, node.NewCommand("systemctl", "is-active", m.guard+".timer")) //nolint:errcheck // is-active exits non-zero when not active; the output says so.
+	if res == nil || strings.TrimSpace(string(res.Stdout)) != "active" {
+		return fmt.Errorf("the node guard %s.timer is no longer armed (it fired: the migration took longer than %s since the stop, or it was stopped by hand): "+
+			"nothing was switched; see `journalctl -u %s` on the node", m.guard, m.spec.GuardDelay, m.guard)
 	}
 	if err := m.host.WriteFile(ctx, m.spec.GuardDir+"/"+m.guard+".state", []byte("phase="+phase+"\n"), 0o600); err != nil {
 		return fmt.Errorf("telling the node guard the migration is %s: %w", phase, err)

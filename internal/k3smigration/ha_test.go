@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/acctest"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/k3smigration"
@@ -85,12 +86,17 @@ func setNodeReady(t *testing.T, client kubernetes.Interface, name string, ready 
 	if ready {
 		status = corev1.ConditionTrue
 	}
-	n, err := client.CoreV1().Nodes().Get(context.Background(), name, metav1.GetOptions{})
-	must(t, err)
-	now := metav1.NewTime(time.Now())
-	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: status, Reason: "Test", LastHeartbeatTime: now, LastTransitionTime: now}}
-	_, err = client.CoreV1().Nodes().UpdateStatus(context.Background(), n, metav1.UpdateOptions{})
-	must(t, err)
+	// The node lifecycle controller updates the node too: retry on conflicts.
+	must(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		n, err := client.CoreV1().Nodes().Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		now := metav1.NewTime(time.Now())
+		n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: status, Reason: "Test", LastHeartbeatTime: now, LastTransitionTime: now}}
+		_, err = client.CoreV1().Nodes().UpdateStatus(context.Background(), n, metav1.UpdateOptions{})
+		return err
+	}))
 }
 
 func annotateNode(t *testing.T, client kubernetes.Interface, name, value string) {

@@ -226,7 +226,7 @@ func TestAccK3sDataDirMigration_startFailsRollsBack(t *testing.T) {
 		Steps: []resource.TestStep{
 			{
 				Config:      migrationConfig(s, nodeName, target, ""),
-				ExpectError: regexp.MustCompile(`(?s)step "start" failed.*Rolled\s+back:\s+k3s\s+runs\s+again\s+on\s+the\s+original\s+directory.*nothing\s+was\s+lost`),
+				ExpectError: regexp.MustCompile(`(?s)step "start" failed.*Rolled\s+back:.*runs\s+again\s+on\s+the\s+original\s+directory.*nothing\s+was\s+lost`),
 			},
 			{
 				PreConfig: func() {
