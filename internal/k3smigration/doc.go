@@ -88,10 +88,14 @@
 //     every mount starting with the default data dir, and one that fails;
 //   - user disks: loop-mounted ext4 images (below the source, as the source itself, as a small
 //     or nearly full target).
+//   - with Systemd set, `systemctl is-system-running` says running and a systemd-run stand-in
+//     makes --on-active timers (a background sleep that runs the command unless the timer was
+//     stopped): TestMigrate_nodeGuard cuts SSH for good (sshd killed) and the real guard script
+//     brings k3s back.
 //
 // Real rsync, mounts, processes, signals and sshd are used throughout. What still differs from a
-// real k3s node: no real systemd (so the node guard is not exercised by these tests; it needs
-// systemd-run and a running systemd), no real k3s, containerd or kubelet, and the health check
+// real k3s node: no real systemd (the guard's timer is the stand-in's), no real k3s, containerd or
+// kubelet, and the health check
 // in the acceptance tests sees the test cluster's own node (whose real kubelet stays Ready while
 // the stand-in restarts) or a node object the test keeps Ready.
 //

@@ -340,6 +340,15 @@ func TestMigrate_nodeGuard(t *testing.T) {
 				t.Fatalf("want a failed migration whose rollback could not reach the node, got %+v %v", res, err)
 			}
 			t.Logf("error as the user sees it:\n%v", err)
+			// The failed rollback says which directory holds the newest data, and never that
+			// nothing was lost.
+			newest := "so the original " + s.Source
+			if tc.started {
+				newest = "so " + target + " HOLDS THE NEWEST DATA"
+			}
+			if msg := strings.Join(strings.Fields(err.Error()), " "); !strings.Contains(msg, newest) || strings.Contains(msg, "nothing was lost") {
+				t.Errorf("the error does not say %q, or says that nothing was lost", newest)
+			}
 			deadline := time.Now().Add(90 * time.Second)
 			for s.isActive() != "active" || s.dataDirInUse("k3s") != s.Source {
 				if time.Now().After(deadline) {

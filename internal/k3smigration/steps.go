@@ -412,7 +412,9 @@ func Restore(ctx context.Context, host *node.Host, spec Spec, hooks Hooks) (Resu
 	}
 	if !spec.KeepBackup {
 		tflog.Info(ctx, "removing the migrated copy (keep_backup = false)", map[string]any{"path": spec.Target})
-		if _, err := runScript(ctx, host, scriptRemoveCopy, spec.Target, MarkerName, m.live); err != nil {
+		// The marker names the real path the migration copied from: the source's, which Restore
+		// wrote back to (its staging dir is now at spec.Source).
+		if _, err := runScript(ctx, host, scriptRemoveCopy, spec.Target, MarkerName, m.sourceRealAfterRestore(ctx)); err != nil {
 			m.result.Warnings = append(m.result.Warnings, fmt.Sprintf("The migrated copy %s could not be removed: %v", spec.Target, err))
 		}
 	}
@@ -629,4 +631,14 @@ func (m *move) switchedPath() string {
 		return m.spec.Target
 	}
 	return m.spec.Source
+}
+
+// sourceRealAfterRestore is the real path of spec.Source once Restore put the data back there
+// (spec.Source itself when it cannot be resolved).
+func (m *move) sourceRealAfterRestore(ctx context.Context) string {
+	res, err := runOn(ctx, m.host, node.NewCommand("realpath", "-e", "--", m.spec.Source))
+	if err != nil {
+		return m.spec.Source
+	}
+	return strings.TrimSpace(string(res.Stdout))
 }

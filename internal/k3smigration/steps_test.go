@@ -476,6 +476,9 @@ func TestMigrate_methods(t *testing.T) {
 			if st, err := k3smigration.ReadState(ctx, s.Host, spec); err != nil || st.InUse {
 				t.Errorf("ReadState after the restore: %+v %v", st, err)
 			}
+			if _, err := os.Stat(target); !spec.KeepBackup && !os.IsNotExist(err) {
+				t.Errorf("keep_backup = false, but the restore left the copy %s: %v", target, err)
+			}
 			fstab, _ := os.ReadFile(s.Fstab)
 			if strings.Contains(string(fstab), "bind") || isMountPoint(s.Source) {
 				t.Errorf("bind mount left behind: fstab %q, mount point %t", fstab, isMountPoint(s.Source))
