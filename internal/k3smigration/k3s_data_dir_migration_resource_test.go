@@ -321,6 +321,7 @@ resource "clusterstorage_k3s_data_dir_migration" "test" {
 		{Config: cfg(s.Source, s.Source+"/moved"), ExpectError: regexp.MustCompile(`is\s+inside\s+source`)},
 		{Config: cfg(s.Source, s.Source), ExpectError: regexp.MustCompile(`are\s+the\s+same\s+path`)},
 		{Config: cfg(s.Source, "/"), ExpectError: regexp.MustCompile(`is\s+a\s+system\s+directory`)},
+		{Config: cfg(s.Source, "/mnt/k3s\ntarget=empty"), ExpectError: regexp.MustCompile(`holds\s+a\s+control\s+character`)},
 		{Config: cfg(filepath.Join(s.Root, "missing"), filepath.Join(s.Root, "t")), ExpectError: regexp.MustCompile(`(?s)preflight.*does\s+not\s+exist\s+on\s+the\s+node`)},
 		{Config: cfg(s.Root, filepath.Join(s.Root+"-elsewhere", "t")), ExpectError: regexp.MustCompile(`does\s+not\s+look\s+like\s+a\s+k3s\s+data\s+directory`)},
 		{Config: cfg(s.Source, s.Bin), ExpectError: regexp.MustCompile(`is\s+not\s+empty`)},
@@ -332,7 +333,7 @@ resource "clusterstorage_k3s_data_dir_migration" "margin" {
 }`, ExpectError: regexp.MustCompile(`Invalid\s+free\s+space\s+margin`)},
 	}
 	for i := range steps {
-		steps[i].PlanOnly = i < 5
+		steps[i].PlanOnly = i < 6
 	}
 	resource.Test(t, resource.TestCase{ProtoV6ProviderFactories: acctest.ProviderFactories, Steps: steps})
 	if err := checkOnSource(s)(nil); err != nil {
