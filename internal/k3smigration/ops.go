@@ -15,17 +15,10 @@ import (
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/node"
 )
 
-// longCommand bounds the copies, which the context's own deadline (the resource's timeouts)
-// bounds first: a copy of a large data dir takes as long as it takes.
-const longCommand = 24 * time.Hour
-
 // copy runs rsync from live to dest. While k3s runs, files vanishing mid-copy (rsync exit 24) are
 // expected.
 func (m *move) copy(ctx context.Context, running bool) error {
-	res, err := m.host.Exec(ctx, scriptCopy.command(m.live, m.dest, MarkerName), node.ExecOptions{Timeout: longCommand})
-	if err != nil {
-		err = &remoteError{msg: strings.ReplaceAll(err.Error(), scriptCopy.command(m.live, m.dest, MarkerName).String(), "("+scriptCopy.name()+")"), err: err}
-	}
+	res, err := runScript(ctx, m.host, scriptCopy, m.live, m.dest, MarkerName)
 	var exitErr *node.ExitError
 	if errors.As(err, &exitErr) {
 		switch {

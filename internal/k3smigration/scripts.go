@@ -5,6 +5,7 @@ import (
 	"embed"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/node"
 )
@@ -92,10 +93,23 @@ type remoteError struct {
 func (e *remoteError) Error() string { return e.msg }
 func (e *remoteError) Unwrap() error { return e.err }
 
+// longCommand bounds the scripts that walk or copy the whole data dir (the copies, the
+// comparison, the listing) or wait for k3s to stop: the context's own deadline (the resource's
+// timeouts, the stop timeout) bounds them first, not a per-command default meant for quick
+// commands.
+const longCommand = 24 * time.Hour
+
+// longScripts are those scripts.
+var longScripts = map[script]bool{scriptCopy: true, scriptCopyBack: true, scriptDiff: true, scriptManifest: true, scriptStop: true, scriptKill: true}
+
 // runScript runs script s with args on host; an error names the script instead of quoting it.
 func runScript(ctx context.Context, host *node.Host, s script, args ...string) (*node.Result, error) {
 	cmd := s.command(args...)
-	res, err := host.Run(ctx, cmd)
+	var opts node.ExecOptions
+	if longScripts[s] {
+		opts.Timeout = longCommand
+	}
+	res, err := host.Exec(ctx, cmd, opts)
 	if err != nil {
 		return res, &remoteError{msg: strings.ReplaceAll(err.Error(), cmd.String(), "("+s.name()+")"), err: err}
 	}
