@@ -47,7 +47,8 @@ func (r *Resource) Configure(_ context.Context, req resource.ConfigureRequest, r
 	r.data = providerdata.From(req.ProviderData, &resp.Diagnostics)
 }
 
-// ValidateConfig checks source and target together: different, neither inside the other.
+// ValidateConfig checks source and target together (different, neither inside the other), and
+// that carry_mounts comes with the symlink method.
 func (r *Resource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var m model
 	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
@@ -63,6 +64,11 @@ func (r *Resource) ValidateConfig(ctx context.Context, req resource.ValidateConf
 	}
 	if err := CheckPaths(source, m.Target.ValueString()); err != nil {
 		resp.Diagnostics.AddAttributeError(path.Root("target"), "Invalid target", err.Error()+".")
+	}
+	if m.CarryMounts.ValueBool() && !m.SwitchMethod.IsUnknown() && !m.SwitchMethod.IsNull() && m.SwitchMethod.ValueString() != string(MethodSymlink) {
+		resp.Diagnostics.AddAttributeError(path.Root("carry_mounts"), "carry_mounts needs switch_method = \"symlink\"",
+			fmt.Sprintf("Filesystems carried along stay mounted below %s in your fstab; only the symlink keeps those mount points resolving to the new "+
+				"directory after a reboot. Use switch_method = \"symlink\", or move those mounts yourself and leave carry_mounts unset.", source))
 	}
 }
 

@@ -331,6 +331,13 @@ resource "clusterstorage_k3s_data_dir_migration" "margin" {
   target            = "/mnt/x"
   free_space_margin = "-1Gi"
 }`, ExpectError: regexp.MustCompile(`Invalid\s+free\s+space\s+margin`)},
+		{Config: cfg(s.Source, filepath.Join(s.Root, "t")) + `
+resource "clusterstorage_k3s_data_dir_migration" "carry" {
+  node          = "x"
+  target        = "/mnt/x"
+  switch_method = "config"
+  carry_mounts  = true
+}`, ExpectError: regexp.MustCompile(`carry_mounts\s+needs\s+switch_method\s+=\s+"symlink"`)},
 	}
 	for i := range steps {
 		steps[i].PlanOnly = i < 6
