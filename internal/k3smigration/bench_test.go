@@ -35,7 +35,7 @@ func TestBenchK3sMigration(t *testing.T) {
 	du := strings.Fields(run(t, "du", "-s", "-B1", s.Source))[0]
 	bench("data_bytes", du)
 
-	// Copy throughput: plain `rsync -a` against the migration's own rsync (copyScript's flags) of
+	// Copy throughput: plain `rsync -a` against the migration's own rsync (scripts/lib.sh sync_tree flags) of
 	// the same tree, alternating, three times each, into fresh directories; medians. k3s runs, as
 	// during the first copy, so files may vanish (rsync exit 24).
 	// Each run starts with nothing left to write back and ends when its data is on disk (sync):
@@ -58,7 +58,7 @@ func TestBenchK3sMigration(t *testing.T) {
 	var plainRuns, oursRuns []time.Duration
 	for i := 0; i < 3; i++ {
 		plainRuns = append(plainRuns, copyOnce("-a"))
-		oursRuns = append(oursRuns, copyOnce("-aHAXx", "--numeric-ids", "--modify-window=-1", "--delete", "--stats"))
+		oursRuns = append(oursRuns, copyOnce("-aHAXxS", "--numeric-ids", "--modify-window=-1", "--delete", "--stats"))
 	}
 	plainTime, oursTime := median(plainRuns), median(oursRuns)
 	bench("plain_rsync_seconds", plainTime.Seconds())
@@ -72,7 +72,7 @@ func TestBenchK3sMigration(t *testing.T) {
 	s.systemctl("stop", "k3s")
 	serviceStop := time.Since(start)
 	s.stopShim()
-	run(t, "rsync", "-aHAXx", "--numeric-ids", s.Source+"/", onePhase+"/")
+	run(t, "rsync", "-aHAXxS", "--numeric-ids", s.Source+"/", onePhase+"/")
 	startAt := time.Now()
 	s.systemctl("start", "k3s")
 	serviceStart := time.Since(startAt)

@@ -2,6 +2,7 @@ package k3smigration
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -46,7 +47,8 @@ func (r *Resource) Configure(_ context.Context, req resource.ConfigureRequest, r
 	r.data = providerdata.From(req.ProviderData, &resp.Diagnostics)
 }
 
-// ValidateConfig checks source and target together: different, neither inside the other.
+// ValidateConfig checks source and target together (different, neither inside the other), and
+// that carry_mounts comes with the symlink method.
 func (r *Resource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var m model
 	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
@@ -62,6 +64,11 @@ func (r *Resource) ValidateConfig(ctx context.Context, req resource.ValidateConf
 	}
 	if err := CheckPaths(source, m.Target.ValueString()); err != nil {
 		resp.Diagnostics.AddAttributeError(path.Root("target"), "Invalid target", err.Error()+".")
+	}
+	if m.CarryMounts.ValueBool() && !m.SwitchMethod.IsUnknown() && !m.SwitchMethod.IsNull() && m.SwitchMethod.ValueString() != string(MethodSymlink) {
+		resp.Diagnostics.AddAttributeError(path.Root("carry_mounts"), "carry_mounts needs switch_method = \"symlink\"",
+			fmt.Sprintf("Filesystems carried along stay mounted below %s in your fstab; only the symlink keeps those mount points resolving to the new "+
+				"directory after a reboot. Use switch_method = \"symlink\", or move those mounts yourself and leave carry_mounts unset.", source))
 	}
 }
 
@@ -79,7 +86,7 @@ func (r *Resource) Create(ctx context.Context, req resource.CreateRequest, resp 
 	}
 	spec, err := plan.spec()
 	if err != nil {
-		resp.Diagnostics.AddError("Invalid migration", err.Error())
+		addSpecError(&resp.Diagnostics, err, "configuration", "Correct it in the configuration and apply again; nothing was changed on the node.")
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -116,7 +123,7 @@ func (r *Resource) Read(ctx context.Context, req resource.ReadRequest, resp *res
 	nodeName := state.Node.ValueString()
 	spec, err := state.spec()
 	if err != nil {
-		resp.Diagnostics.AddError("Invalid state", err.Error())
+		addSpecError(&resp.Diagnostics, err, "state", stateFix(nodeName))
 		return
 	}
 	host, err := r.data.Host(ctx, nodeName)
@@ -142,12 +149,40 @@ func (r *Resource) Read(ctx context.Context, req resource.ReadRequest, resp *res
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
-// Update only changes restore_on_destroy and timeouts (everything else replaces the resource).
+// Update changes the settings that only matter while migrating or restoring (drain, keep_backup,
+// free_space_margin, measure_write_speed, carry_mounts, config_file, restore_on_destroy, timeouts):
+// the node is not touched, except that with switch_method = "config" a new config_file must be
+// one that points k3s at the target. node, source, target, service and switch_method replace.
 func (r *Resource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan model
+	var plan, state model
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
 	if resp.Diagnostics.HasError() {
 		return
+	}
+	spec, err := plan.spec()
+	if err != nil {
+		addSpecError(&resp.Diagnostics, err, "configuration", "Correct it in the configuration and apply again; nothing was changed.")
+		return
+	}
+	if spec.Method == MethodConfig && !plan.ConfigFile.Equal(state.ConfigFile) {
+		nodeName := plan.Node.ValueString()
+		host, err := r.data.Host(ctx, nodeName)
+		var st State
+		if err == nil {
+			st, err = ReadState(ctx, host, spec)
+		}
+		switch {
+		case err != nil:
+			resp.Diagnostics.AddAttributeError(path.Root("config_file"), "Cannot check config_file on "+nodeName,
+				fmt.Sprintf("Whether %s sets data-dir to %s could not be checked: %v. Nothing was changed.", spec.ConfigFile, spec.Target, err))
+			return
+		case !st.InUse:
+			resp.Diagnostics.AddAttributeError(path.Root("config_file"), "config_file does not point k3s at the target",
+				fmt.Sprintf("On %s, %s. With switch_method = \"config\", config_file must name the file that sets k3s's data-dir to %s; "+
+					"keep %s, or set data-dir in the new file first. Nothing was changed.", nodeName, st.Reason, spec.Target, state.ConfigFile.ValueString()))
+			return
+		}
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
@@ -168,7 +203,7 @@ func (r *Resource) Delete(ctx context.Context, req resource.DeleteRequest, resp 
 	resp.Diagnostics.Append(diags...)
 	spec, err := state.spec()
 	if err != nil {
-		resp.Diagnostics.AddError("Invalid state", err.Error())
+		addSpecError(&resp.Diagnostics, err, "state", stateFix(nodeName)+" Nothing was restored.")
 	}
 	if resp.Diagnostics.HasError() {
 		return
@@ -209,7 +244,7 @@ func (r *Resource) ImportState(ctx context.Context, req resource.ImportStateRequ
 	for name, v := range map[string]any{
 		"id": nodeName + ":" + source, "node": nodeName, "source": source, "target": target, "switch_method": string(method),
 		"config_file": DefaultConfigFile, "keep_backup": true, "drain": false, "free_space_margin": "1Gi", "restore_on_destroy": false,
-		"measure_write_speed": false,
+		"measure_write_speed": false, "carry_mounts": false,
 	} {
 		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(name), v)...)
 	}
@@ -228,4 +263,22 @@ func (r *Resource) connect(ctx context.Context, nodeName string, drain bool, dia
 	}
 	k := &kubeHooks{client: client, node: nodeName}
 	return host, k.hooks(drain), true
+}
+
+// addSpecError reports a model value the migration cannot use, on its attribute when it names one.
+// what is "configuration" or "state"; fix says what the user can do.
+func addSpecError(diags *diag.Diagnostics, err error, what, fix string) {
+	var ae *attrError
+	if errors.As(err, &ae) {
+		diags.AddAttributeError(path.Root(ae.attr), fmt.Sprintf("Invalid %s in the %s", ae.attr, what), ae.err.Error()+". "+fix)
+		return
+	}
+	diags.AddError("Invalid k3s data dir migration "+what, err.Error()+". "+fix)
+}
+
+// stateFix says how to repair a state whose values the migration cannot use.
+func stateFix(nodeName string) string {
+	return fmt.Sprintf("The state of this clusterstorage_k3s_data_dir_migration (node %s) holds a value this provider cannot use, "+
+		"probably edited by hand or written by another version. Remove it with `terraform state rm <address>` and import it again "+
+		"(`terraform import <address> <node>,<source>,<target>[,<switch_method>]`); the node itself was not changed.", nodeName)
 }

@@ -148,6 +148,20 @@ func TestAccK3sDataDirMigration_basic(t *testing.T) {
 				ImportStateVerify:       true,
 				ImportStateVerifyIgnore: []string{"config_file", "free_space_margin", "service", "backup_path", "bytes_copied", "files_copied", "downtime_seconds", "migrated_at", "source_filesystem", "target_filesystem"},
 			},
+			// The settings that only matter while migrating update in place (no replace, which would
+			// move the data back and then fail).
+			{
+				Config: strings.Replace(migrationConfig(s, nodeName, target, "  drain = true\n  keep_backup = false\n  measure_write_speed = true\n  carry_mounts = true"),
+					`free_space_margin = "0"`, `free_space_margin = "1Mi"`, 1),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("drain"), knownvalue.Bool(true)),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("free_space_margin"), knownvalue.StringExact("1Mi")),
+				},
+				Check: checkLinked(s, target),
+			},
 			// restore_on_destroy is changed in place; destroy then moves the data back (CheckDestroy).
 			{
 				Config: migrationConfig(s, nodeName, target, "  restore_on_destroy = true"),
@@ -160,7 +174,8 @@ func TestAccK3sDataDirMigration_basic(t *testing.T) {
 	})
 }
 
-// A migration reverted by hand shows in the plan and is made again.
+// A migration reverted by hand shows in the plan and is made again; the target then holds what
+// k3s wrote there after the switch, so it is refused (never written over) until it is moved away.
 func TestAccK3sDataDirMigration_driftAfterManualRevert(t *testing.T) {
 	s, nodeName := accStandin(t)
 	target := filepath.Join(s.Root, "mnt/nvme/k3s")
@@ -184,8 +199,17 @@ func TestAccK3sDataDirMigration_driftAfterManualRevert(t *testing.T) {
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionCreate),
 				}},
-				// The target still holds the earlier copy (with its marker): it is brought up to date.
-				Check: checkLinked(s, target),
+				ExpectError: regexp.MustCompile(`holds\s+a\s+finished\s+migration`),
+			},
+			{
+				PreConfig: func() {
+					if err := checkOnSource(s)(nil); err != nil {
+						t.Fatal(err)
+					}
+					must(t, os.Rename(target, target+".old"))
+				},
+				Config: migrationConfig(s, nodeName, target, ""),
+				Check:  checkLinked(s, target),
 			},
 		},
 	})
@@ -202,7 +226,7 @@ func TestAccK3sDataDirMigration_startFailsRollsBack(t *testing.T) {
 		Steps: []resource.TestStep{
 			{
 				Config:      migrationConfig(s, nodeName, target, ""),
-				ExpectError: regexp.MustCompile(`(?s)step "start" failed.*Rolled\s+back:\s+k3s\s+runs\s+again\s+on\s+the\s+original\s+directory.*nothing\s+was\s+lost`),
+				ExpectError: regexp.MustCompile(`(?s)step "start" failed.*Rolled\s+back:.*runs\s+again\s+on\s+the\s+original\s+directory.*nothing\s+was\s+lost`),
 			},
 			{
 				PreConfig: func() {
@@ -246,6 +270,8 @@ func TestAccK3sDataDirMigration_replace(t *testing.T) {
 
 func TestAccK3sDataDirMigration_configMethod(t *testing.T) {
 	s, nodeName := accStandin(t)
+	// config cannot move local-path volumes (their PersistentVolumes name the old path): an agent without them.
+	must(t, os.RemoveAll(filepath.Join(s.Source, "storage")))
 	target := filepath.Join(s.Root, "mnt/nvme/k3s")
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
@@ -295,6 +321,7 @@ resource "clusterstorage_k3s_data_dir_migration" "test" {
 		{Config: cfg(s.Source, s.Source+"/moved"), ExpectError: regexp.MustCompile(`is\s+inside\s+source`)},
 		{Config: cfg(s.Source, s.Source), ExpectError: regexp.MustCompile(`are\s+the\s+same\s+path`)},
 		{Config: cfg(s.Source, "/"), ExpectError: regexp.MustCompile(`is\s+a\s+system\s+directory`)},
+		{Config: cfg(s.Source, "/mnt/k3s\ntarget=empty"), ExpectError: regexp.MustCompile(`holds\s+a\s+control\s+character`)},
 		{Config: cfg(filepath.Join(s.Root, "missing"), filepath.Join(s.Root, "t")), ExpectError: regexp.MustCompile(`(?s)preflight.*does\s+not\s+exist\s+on\s+the\s+node`)},
 		{Config: cfg(s.Root, filepath.Join(s.Root+"-elsewhere", "t")), ExpectError: regexp.MustCompile(`does\s+not\s+look\s+like\s+a\s+k3s\s+data\s+directory`)},
 		{Config: cfg(s.Source, s.Bin), ExpectError: regexp.MustCompile(`is\s+not\s+empty`)},
@@ -304,9 +331,16 @@ resource "clusterstorage_k3s_data_dir_migration" "margin" {
   target            = "/mnt/x"
   free_space_margin = "-1Gi"
 }`, ExpectError: regexp.MustCompile(`Invalid\s+free\s+space\s+margin`)},
+		{Config: cfg(s.Source, filepath.Join(s.Root, "t")) + `
+resource "clusterstorage_k3s_data_dir_migration" "carry" {
+  node          = "x"
+  target        = "/mnt/x"
+  switch_method = "config"
+  carry_mounts  = true
+}`, ExpectError: regexp.MustCompile(`carry_mounts\s+needs\s+switch_method\s+=\s+"symlink"`)},
 	}
 	for i := range steps {
-		steps[i].PlanOnly = i < 5
+		steps[i].PlanOnly = i < 6
 	}
 	resource.Test(t, resource.TestCase{ProtoV6ProviderFactories: acctest.ProviderFactories, Steps: steps})
 	if err := checkOnSource(s)(nil); err != nil {

@@ -3,6 +3,7 @@ package k3smigration
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -29,8 +30,15 @@ type kubeHooks struct {
 	cordoned  bool
 }
 
+// MigratingAnnotation marks a node whose k3s data dir is being migrated (its value says since
+// when and where to); EtcdRoleLabel is the label k3s puts on embedded-etcd servers.
+const (
+	MigratingAnnotation = "clusterstorage.io/k3s-data-dir-migration"
+	EtcdRoleLabel       = "node-role.kubernetes.io/etcd"
+)
+
 func (k *kubeHooks) hooks(drain bool) Hooks {
-	h := Hooks{NodeReady: k.ready, BeforeStop: k.noteHeartbeat}
+	h := Hooks{NodeReady: k.ready, BeforeStop: k.noteHeartbeat, Claim: k.claim}
 	if drain {
 		h.Drain, h.Undrain = k.drain, k.uncordon
 	}
@@ -198,4 +206,82 @@ func (k *kubeHooks) evictable(ctx context.Context) ([]corev1.Pod, error) {
 		}
 	}
 	return out, nil
+}
+
+// claim checks, for an embedded-etcd server, that the cluster can lose it for the downtime: the
+// API server reports etcd healthy, every other etcd member is Ready, the members left keep quorum,
+// and no other server is mid-migration (two at once can lose quorum). It then marks the node with
+// MigratingAnnotation; the release takes the mark away (waiting for the API, which on a server
+// comes back with k3s). Agents and servers without etcd (kine) have no quorum to lose: nothing is
+// checked or marked.
+func (k *kubeHooks) claim(ctx context.Context) (func(context.Context) error, error) {
+	self, err := kube.GetNode(ctx, k.client, k.node)
+	if err != nil {
+		return nil, err
+	}
+	if self.Labels[EtcdRoleLabel] != "true" {
+		return func(context.Context) error { return nil }, nil
+	}
+	list, err := k.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: EtcdRoleLabel + "=true"})
+	if err != nil {
+		return nil, fmt.Errorf("listing the cluster's etcd members: %w", err)
+	}
+	var notReady, migrating []string
+	for _, n := range list.Items {
+		if n.Name == k.node {
+			continue
+		}
+		if v := n.Annotations[MigratingAnnotation]; v != "" {
+			migrating = append(migrating, fmt.Sprintf("%s (%s)", n.Name, v))
+		}
+		ready := false
+		for _, c := range n.Status.Conditions {
+			if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+				ready = true
+			}
+		}
+		if !ready {
+			notReady = append(notReady, n.Name)
+		}
+	}
+	members := len(list.Items)
+	switch {
+	case len(migrating) > 0:
+		return nil, fmt.Errorf("another server of the cluster is mid-migration: %s. Migrating two etcd members at once can lose quorum: wait until it is done. "+
+			"If that migration was interrupted and is over, remove its mark: kubectl annotate node <name> %s-", strings.Join(migrating, ", "), MigratingAnnotation)
+	case len(notReady) > 0:
+		return nil, fmt.Errorf("etcd members are not Ready: %s. Stopping k3s on %s now could lose quorum: bring them back first", strings.Join(notReady, ", "), k.node)
+	case members > 1 && members-1 < members/2+1:
+		return nil, fmt.Errorf("the cluster has %d etcd members: stopping k3s on %s leaves %d, below quorum (%d). Add a server first", members, k.node, members-1, members/2+1)
+	}
+	if out, err := k.client.CoreV1().RESTClient().Get().AbsPath("/readyz/etcd").DoRaw(ctx); err != nil {
+		return nil, fmt.Errorf("the API server reports etcd unhealthy (GET /readyz/etcd: %v %s): migrate no server until it is healthy", err, strings.TrimSpace(string(out)))
+	}
+	value := time.Now().UTC().Format(time.RFC3339) + " by terraform-provider-clusterstorage"
+	if err := k.annotate(ctx, &value); err != nil {
+		return nil, err
+	}
+	tflog.Info(ctx, "marked the etcd server as mid-migration", map[string]any{"node": k.node, "annotation": MigratingAnnotation})
+	return func(ctx context.Context) error {
+		var last error
+		return kube.Poll(ctx, time.Second, 5*time.Minute, "taking the mid-migration mark off node "+k.node, func(ctx context.Context) (bool, string, error) {
+			if last = k.annotate(ctx, nil); last != nil {
+				return false, last.Error(), nil //nolint:nilerr // retried until the API is back.
+			}
+			return true, "", nil
+		})
+	}, nil
+}
+
+// annotate sets MigratingAnnotation on the node to *value, or removes it (nil).
+func (k *kubeHooks) annotate(ctx context.Context, value *string) error {
+	v := "null"
+	if value != nil {
+		v = strconv.Quote(*value)
+	}
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%s}}}`, MigratingAnnotation, v)
+	if _, err := k.client.CoreV1().Nodes().Patch(ctx, k.node, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		return fmt.Errorf("annotating node %s (%s): %w", k.node, MigratingAnnotation, err)
+	}
+	return nil
 }

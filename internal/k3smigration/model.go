@@ -23,6 +23,7 @@ type model struct {
 	FreeSpaceMargin  types.String   `tfsdk:"free_space_margin"`
 	RestoreOnDestroy types.Bool     `tfsdk:"restore_on_destroy"`
 	MeasureWrite     types.Bool     `tfsdk:"measure_write_speed"`
+	CarryMounts      types.Bool     `tfsdk:"carry_mounts"`
 	SourceWriteBps   types.Float64  `tfsdk:"source_write_bytes_per_second"`
 	TargetWriteBps   types.Float64  `tfsdk:"target_write_bytes_per_second"`
 	BackupPath       types.String   `tfsdk:"backup_path"`
@@ -35,11 +36,20 @@ type model struct {
 	Timeouts         timeouts.Value `tfsdk:"timeouts"`
 }
 
-// spec turns the model into the machinery's Spec.
+// attrError is a value of the model that cannot be used: which attribute, and why.
+type attrError struct {
+	attr string
+	err  error
+}
+
+func (e *attrError) Error() string { return e.attr + ": " + e.err.Error() }
+func (e *attrError) Unwrap() error { return e.err }
+
+// spec turns the model into the machinery's Spec; an error is an *attrError.
 func (m model) spec() (Spec, error) {
 	margin, err := k8sresource.ParseQuantity(m.FreeSpaceMargin.ValueString())
 	if err != nil {
-		return Spec{}, fmt.Errorf("free_space_margin: %w", err)
+		return Spec{}, &attrError{attr: "free_space_margin", err: fmt.Errorf("%q is not a quantity such as `1Gi`: %w", m.FreeSpaceMargin.ValueString(), err)}
 	}
 	s := Spec{
 		Source:       m.Source.ValueString(),
@@ -50,8 +60,19 @@ func (m model) spec() (Spec, error) {
 		KeepBackup:   m.KeepBackup.ValueBool(),
 		MeasureWrite: m.MeasureWrite.ValueBool(),
 		MarginBytes:  margin.Value(),
+		CarryMounts:  m.CarryMounts.ValueBool(),
 	}
-	return s, CheckPaths(s.Source, s.Target)
+	if err := CheckPath("config_file", s.ConfigFile); err != nil {
+		return Spec{}, &attrError{attr: "config_file", err: err}
+	}
+	if err := CheckPaths(s.Source, s.Target); err != nil {
+		attr := "target"
+		if CheckPath("source", s.Source) != nil {
+			attr = "source"
+		}
+		return Spec{}, &attrError{attr: attr, err: err}
+	}
+	return s, nil
 }
 
 // observed writes what a finished migration saw into the model.

@@ -9,7 +9,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/float64planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
@@ -22,13 +21,14 @@ import (
 // Schema describes clusterstorage_k3s_data_dir_migration.
 func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	replace := []planmodifier.String{stringplanmodifier.RequiresReplace()}
-	replaceBool := []planmodifier.Bool{boolplanmodifier.RequiresReplace()}
 	keep := []planmodifier.String{stringplanmodifier.UseStateForUnknown()}
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Moves a k3s node's data directory (`/var/lib/rancher/k3s`) to another disk over SSH, safely: " +
-			"a first rsync copy while k3s runs, then stop (the unit, `k3s-killall.sh`, containerd shims still holding the directory, " +
-			"mounts below it), a final delta copy, verification, the switch, start, and a health check through the Kubernetes API. " +
-			"Any failure after the stop rolls back to the original directory, which the migration only ever reads. " +
+			"a first rsync copy while k3s runs, then stop (the unit, `k3s-killall.sh`, containerd shims still holding the directory), " +
+			"a final delta copy, verification, the switch, start, and a health check through the Kubernetes API. " +
+			"Any failure after the stop rolls back to the original directory, which the migration only reads until k3s is healthy on the copy; " +
+			"what k3s wrote on the copy before a rollback is copied back, never discarded. On systemd nodes a node guard (a transient timer) " +
+			"puts k3s back on the original by itself if the provider never comes back. " +
 			"State is written only after success. Destroying only forgets the migration unless `restore_on_destroy` is set.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
@@ -68,26 +68,28 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 			},
 			"config_file": schema.StringAttribute{
 				Optional: true, Computed: true, Default: stringdefault.StaticString(DefaultConfigFile),
-				MarkdownDescription: "The k3s configuration file `switch_method = \"config\"` edits (default: `" + DefaultConfigFile + "`). Changing it replaces the resource.",
-				Validators:          []validator.String{absPath{}}, PlanModifiers: replace,
+				MarkdownDescription: "The k3s configuration file `switch_method = \"config\"` edits (default: `" + DefaultConfigFile + "`); its drop-ins `<config_file>.d/*.yaml` " +
+					"are read too, and a drop-in that sets `data-dir` is refused (it would win over this file). Updated in place: with `config`, the new file must be the one " +
+					"that sets k3s's `data-dir` to `target`.",
+				Validators: []validator.String{absPath{}},
 			},
 			"keep_backup": schema.BoolAttribute{
 				Optional: true, Computed: true, Default: booldefault.StaticBool(true),
 				MarkdownDescription: "Keep the original directory, renamed to `<source>.pre-migration-<UTC time>` (default: `true`). With `false` it is " +
-					"deleted once k3s is healthy on `target`. Changing it replaces the resource.",
-				PlanModifiers: replaceBool,
+					"deleted once k3s is healthy on `target`. Updated in place: it only matters while migrating (and restoring: with `false` the restore removes `target`).",
 			},
 			"drain": schema.BoolAttribute{
 				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
 				MarkdownDescription: "Cordon the node and evict its pods through the API before k3s is stopped, and uncordon it afterwards, also after a " +
-					"rollback (default: `false`). DaemonSet and mirror pods are left alone. Changing it replaces the resource.",
-				PlanModifiers: replaceBool,
+					"rollback (default: `false`). DaemonSet and mirror pods are left alone. Without it the node's pods lose their k3s (API, kubelet) for the downtime " +
+					"and their containers are stopped. Updated in place: it only matters while migrating or restoring.",
 			},
 			"free_space_margin": schema.StringAttribute{
 				Optional: true, Computed: true, Default: stringdefault.StaticString("1Gi"),
 				MarkdownDescription: "Free space `target`'s filesystem must have beyond the size of the data, as a quantity (`1Gi`, `500Mi`, `0`) " +
-					"(default: `1Gi`). Changing it replaces the resource.",
-				Validators: []validator.String{quantity{}}, PlanModifiers: replace,
+					"(default: `1Gi`). When `target` holds an unfinished copy from an earlier attempt, only the part not yet copied needs room. " +
+					"Updated in place: it only matters while migrating or restoring.",
+				Validators: []validator.String{quantity{}},
 			},
 			"restore_on_destroy": schema.BoolAttribute{
 				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
@@ -97,8 +99,14 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 			"measure_write_speed": schema.BoolAttribute{
 				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
 				MarkdownDescription: "Before the copy, measure sequential writes on both filesystems with fio (1 MiB blocks, 16 in flight, direct I/O, " +
-					"10 s, a 256 MiB file) while k3s runs; needs fio on the node (default: `false`). Changing it replaces the resource.",
-				PlanModifiers: replaceBool,
+					"10 s, a 256 MiB file) while k3s runs; needs fio on the node (default: `false`). Updated in place: it only matters at create.",
+			},
+			"carry_mounts": schema.BoolAttribute{
+				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+				MarkdownDescription: "Carry filesystems mounted below `source` (a disk at `storage/` for local-path volumes, `server/` or `agent/` on disks of their own) " +
+					"along as mounts: each is bind-mounted at the same place below `target` (its data is not copied), and the original mount is left as it is; " +
+					"your fstab entries keep working after a reboot through the symlink, so this needs `switch_method = \"symlink\"` (default: `false`: a `source` " +
+					"with filesystems mounted below it is refused, naming them). Updated in place.",
 			},
 			"source_write_bytes_per_second": schema.Float64Attribute{
 				Computed: true, MarkdownDescription: "Sequential-write speed of `source`'s filesystem measured before the copy (with `measure_write_speed`).",

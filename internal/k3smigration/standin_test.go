@@ -12,6 +12,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -36,17 +37,30 @@ type standin struct {
 	t *testing.T
 	// Root holds everything; Bin is first on sshd's PATH; State is the service's state.
 	Root, Bin, State string
-	// Source is the k3s data dir; Config the k3s config file; Fstab the fstab bind_mount edits.
-	Source, Config, Fstab string
-	SSHD                  *acctest.SSHD
-	shimScript            string
-	Pool                  *node.Pool
-	Host                  *node.Host
+	// Source is the k3s data dir; Config the k3s config file; Fstab the fstab bind_mount edits;
+	// EnvFile the unit's environment file (k3s.service.env), which sets K3S_DATA_DIR; Run stands
+	// for /run/k3s (containerd's state: the container rootfs mounts live there, as on a real node).
+	Source, Config, Fstab, EnvFile, Run string
+	SSHD                                *acctest.SSHD
+	shimScript                          string
+	Pool                                *node.Pool
+	Host                                *node.Host
 }
 
 type standinOptions struct {
 	// NoKillall leaves k3s-killall.sh off the node.
 	NoKillall bool
+	// Killall is the k3s-killall.sh stand-in's form: "" stops the services and leaves the shims
+	// running; "old" is the form of installs before mid-2024: it ignores K3S_DATA_DIR and
+	// force-unmounts and removes every mount whose path starts with the default data dir (here
+	// Source); "fail" stops the services and exits 1.
+	Killall string
+	// Systemd makes the stand-in answer like a node running systemd: `systemctl
+	// is-system-running` says running, and a systemd-run stand-in makes --on-active timers (a
+	// background sleep that runs the command unless `systemctl stop <unit>.timer` came first).
+	Systemd bool
+	// SourceDiskMiB, when set, makes Source a mount point of its own: an ext4 disk of that size.
+	SourceDiskMiB int
 	// Service is the unit ("k3s" by default).
 	Service string
 	// FillMB adds that many MiB of random files (container layers) to the data dir.
@@ -77,15 +91,23 @@ func newStandin(t *testing.T, opts standinOptions) *standin {
 	root := t.TempDir()
 	s := &standin{t: t, Root: root, Bin: filepath.Join(root, "bin"), State: filepath.Join(root, "state"),
 		Source: filepath.Join(root, "var/lib/rancher/k3s"), Config: filepath.Join(root, "etc/rancher/k3s/config.yaml"),
-		Fstab: filepath.Join(root, "etc/fstab")}
+		Fstab: filepath.Join(root, "etc/fstab"), EnvFile: filepath.Join(root, "etc/systemd/system", opts.Service+".service.env"),
+		Run: filepath.Join(root, "run/k3s")}
 	// Registered after TempDir: runs before the directory is removed, also when the test failed.
 	t.Cleanup(s.cleanup)
-	for _, d := range []string{s.Bin, s.State, filepath.Join(s.State, "units"), filepath.Dir(s.Config)} {
+	for _, d := range []string{s.Bin, s.State, filepath.Join(s.State, "units"), filepath.Dir(s.Config), filepath.Dir(s.EnvFile), s.Run} {
 		mustMkdir(t, d)
 	}
 	mustWrite(t, s.Fstab, "# stand-in fstab\n", 0o644)
 	s.writeScripts(opts)
-	mustWrite(t, filepath.Join(s.State, "units", opts.Service), "[Service]\nExecStart=/usr/local/bin/k3s server\n", 0o644)
+	// The unit as k3s's install script writes it (the directives the migration reads).
+	mustWrite(t, filepath.Join(s.State, "units", opts.Service), "[Service]\nType=notify\nEnvironmentFile=-/etc/default/%N\nEnvironmentFile=-"+s.EnvFile+
+		"\nKillMode=process\nDelegate=yes\nRestart=always\nExecStart=/usr/local/bin/k3s \\\n    server\n", 0o644)
+	mustWrite(t, s.EnvFile, "K3S_DATA_DIR="+s.Source+"\n", 0o600)
+	if opts.SourceDiskMiB > 0 {
+		mustMkdir(t, s.Source)
+		s.mountDisk(s.Source, opts.SourceDiskMiB)
+	}
 	s.buildDataDir(opts.FillMB, opts.SmallFiles)
 
 	s.SSHD = acctest.StartSSHDWith(t, acctest.SSHDOptions{ExtraConfig: []string{
@@ -163,6 +185,19 @@ STATE=` + q(s.State) + `
 BIN=` + q(s.Bin) + `
 cmd=$1; shift
 while [ "${1#-}" != "$1" ]; do shift; done
+if [ "$cmd" = is-system-running ]; then
+	if [ -f "$STATE/systemd" ]; then echo running; exit 0; fi
+	echo offline; exit 1
+fi
+case $1 in *.timer)
+	# Transient timers made by the systemd-run stand-in.
+	t=$STATE/timers/${1%.timer}
+	case $cmd in
+	stop) rm -f "$t"; exit 0 ;;
+	is-active) if [ -f "$t" ]; then echo active; exit 0; fi; echo inactive; exit 3 ;;
+	esac
+	echo "systemctl stand-in: unsupported $cmd $1" >&2; exit 1 ;;
+esac
 unit=${1%.service}
 if [ ! -f "$STATE/units/$unit" ]; then
 	if [ "$cmd" = is-active ]; then echo inactive; exit 3; fi
@@ -179,6 +214,11 @@ is-active)
 start)
 	if alive; then exit 0; fi
 	rm -f "$STATE/$unit.ready" "$STATE/$unit.failed"
+	# EnvironmentFile= lines, as systemd reads them ("-": may be missing).
+	for f in $(sed -n 's/^EnvironmentFile=-\{0,1\}//p' "$STATE/units/$unit"); do
+		f=$(printf '%s' "$f" | sed "s/%N/$unit/g")
+		if [ -f "$f" ]; then set -a; . "$f"; set +a; fi
+	done
 	setsid "$BIN/k3s-standin" "$unit" </dev/null >>"$STATE/$unit.log" 2>&1 &
 	echo $! > "$pidf"
 	i=0
@@ -201,12 +241,16 @@ esac
 # k3s stand-in: checks its data dir like k3s would need it, keeps files open below it, starts a
 # containerd shim that outlives it and holds a mount, and writes to its SQLite datastore.
 STATE=` + q(s.State) + `
-dd=` + q(s.Source) + `
+RUN=` + q(s.Run) + `
 cfg=` + q(s.Config) + `
-if [ -f "$cfg" ]; then
-	v=$(sed -n 's/^data-dir: *//p' "$cfg" | tr -d '"')
+# k3s's order: K3S_DATA_DIR from the environment, then config.yaml, then config.yaml.d/*.yaml
+# (later files win).
+dd=${K3S_DATA_DIR:-/var/lib/rancher/k3s}
+for f in "$cfg" "$cfg".d/*.yaml; do
+	[ -f "$f" ] || continue
+	v=$(sed -n 's/^data-dir: *//p' "$f" | tr -d '"')
 	if [ -n "$v" ]; then dd=$v; fi
-fi
+done
 real=$(realpath -e "$dd") || { echo "k3s: data dir $dd missing" >&2; exit 1; }
 if [ -f "$STATE/fail-start-on" ] && [ "$(cat "$STATE/fail-start-on")" = "$real" ]; then echo "k3s: failing on purpose on $real" >&2; exit 1; fi
 [ -s "$dd/server/token" ] || { echo "k3s: no token in $dd" >&2; exit 1; }
@@ -214,7 +258,8 @@ if [ -f "$STATE/fail-start-on" ] && [ "$(cat "$STATE/fail-start-on")" = "$real" 
 printf '%s\n' "$real" > "$STATE/$1.datadir"
 cd "$dd/server" || exit 1
 exec 3>>"$dd/server/db/k3s-standin.log"
-rootfs=$dd/agent/containerd/io.containerd.runtime.v2.task/k8s.io/standin0/rootfs
+# containerd's state is /run/k3s/containerd: the container rootfs mounts live there, not below the data dir.
+rootfs=$RUN/containerd/io.containerd.runtime.v2.task/k8s.io/standin0/rootfs
 if [ -z "$(cat "$STATE/shim.pid" 2>/dev/null)" ] || ! kill -0 "$(cat "$STATE/shim.pid")" 2>/dev/null; then
 	setsid "$dd/data/` + standinHash + `/bin/containerd-shim-runc-v2" "$rootfs" "$STATE" </dev/null >>"$STATE/shim.log" 2>&1 &
 	i=0; while [ ! -f "$STATE/shim.ready" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done
@@ -231,8 +276,9 @@ exit 0
 `
 	// The shim lives in the data dir, like k3s's own (data/<hash>/bin), so it holds files there.
 	shim := `#!/bin/sh
-# containerd-shim stand-in: mounts the container's root filesystem below the data dir and keeps
-# it busy (working directory) until killed.
+# containerd-shim stand-in: mounts the container's root filesystem below containerd's state dir
+# (/run/k3s/containerd on a real node) and keeps it busy (working directory) until killed; its
+# executable lives in the data dir, so it holds the data dir.
 rootfs=$1 STATE=$2
 mkdir -p "$rootfs"
 mountpoint -q "$rootfs" || mount -t tmpfs -o size=1m standin-rootfs "$rootfs" || exit 1
@@ -243,14 +289,59 @@ touch "$STATE/shim.ready"
 while :; do sleep 1; done
 `
 	killall := `#!/bin/sh
-# k3s-killall.sh stand-in: stops the services like the real one. Unlike the real one it leaves the
-# containerd shims running, as happened in the issue ("shim processes held mounts"): the migration
-# must stop them itself.
+# k3s-killall.sh stand-in: stops the services like the real one (which reads K3S_DATA_DIR). Unlike
+# the real one it leaves the containerd shims running, as happened in the issue ("shim processes
+# held mounts"): the migration must stop them itself.
 echo "K3S_DATA_DIR=$K3S_DATA_DIR" >> ` + q(filepath.Join(s.State, "killall.log")) + `
 for u in k3s k3s-agent; do systemctl stop "$u" 2>/dev/null; done
 exit 0
 `
+	switch opts.Killall {
+	case "old":
+		// What the killall of installs before mid-2024 does to mounts (read from k3s's install.sh
+		// history): no K3S_DATA_DIR; every mount whose path starts with the default data dir is
+		// force-unmounted and removed.
+		killall = `#!/bin/sh
+for u in k3s k3s-agent; do systemctl stop "$u" 2>/dev/null; done
+do_unmount_and_remove() {
+	while read -r _ path _; do
+		case "$path" in $1*) echo "$path" ;; esac
+	done < /proc/self/mounts | sort -r | xargs -r -t -n 1 sh -c 'umount -f "$0" && rm -rf "$0"'
+}
+do_unmount_and_remove ` + "'" + s.Source + "'" + `
+exit 0
+`
+	case "fail":
+		killall = `#!/bin/sh
+for u in k3s k3s-agent; do systemctl stop "$u" 2>/dev/null; done
+echo "iptables-restore: line 1 failed" >&2
+exit 1
+`
+	}
 	mustWrite(t, filepath.Join(s.Bin, "systemctl"), systemctl, 0o755)
+	if opts.Systemd {
+		mustWrite(t, filepath.Join(s.State, "systemd"), "", 0o644)
+		mustMkdir(t, filepath.Join(s.State, "timers"))
+		mustWrite(t, filepath.Join(s.Bin, "systemd-run"), `#!/bin/sh
+# systemd-run stand-in: --unit=NAME --on-active=<n>s [--...] COMMAND...: runs COMMAND after n
+# seconds unless the timer was stopped (systemctl stop NAME.timer) meanwhile.
+STATE=`+q(s.State)+`
+unit= delay=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--unit=*) unit=${1#--unit=} ;;
+	--on-active=*) delay=${1#--on-active=}; delay=${delay%s} ;;
+	--*) ;;
+	*) break ;;
+	esac
+	shift
+done
+[ -n "$unit" ] && [ -n "$delay" ] || { echo "systemd-run stand-in: needs --unit and --on-active" >&2; exit 1; }
+touch "$STATE/timers/$unit"
+setsid sh -c 't=$1 d=$2; shift 2; sleep "$d"; [ -f "$t" ] || exit 0; rm -f "$t"; exec "$@"' sh "$STATE/timers/$unit" "$delay" "$@" </dev/null >>"$STATE/guard.log" 2>&1 &
+echo "Running timer as unit: $unit.timer"
+`, 0o755)
+	}
 	mustWrite(t, filepath.Join(s.Bin, "k3s-standin"), service, 0o755)
 	if !opts.NoKillall {
 		mustWrite(t, filepath.Join(s.Bin, "k3s-killall.sh"), killall, 0o755)
@@ -306,7 +397,6 @@ func (s *standin) buildDataDir(fillMB, smallFiles int) {
 	must(t, os.Link(filepath.Join(snap, "bin/busybox"), filepath.Join(snap, "bin/ls")))
 	must(t, os.Symlink("token", filepath.Join(dd, "server/node-token")))
 	must(t, os.Symlink(filepath.Join(dd, "data", standinHash), filepath.Join(dd, "data/current")))
-	mustMkdir(t, filepath.Join(dd, "agent/containerd/io.containerd.runtime.v2.task/k8s.io/standin0/rootfs"))
 	run(t, "setfattr", "-n", "trusted.overlay.opaque", "-v", "y", filepath.Join(snap, "etc"))
 	run(t, "setfattr", "-n", "user.containerd.test", "-v", "layer-1", filepath.Join(snap, "etc/passwd"))
 	run(t, "setfacl", "-m", "u:65534:rwx", filepath.Join(dd, "storage/pvc-3f1e2d3c-0000-4000-8000-000000000001_default_data"))
@@ -346,6 +436,20 @@ func (s *standin) cleanup() {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// mountDisk mounts a new ext4 disk of sizeMiB (a sparse image below Root, loop-mounted) on dir.
+// No reserved blocks and no journal: its free space is what a test computes.
+func (s *standin) mountDisk(dir string, sizeMiB int) {
+	s.t.Helper()
+	img := filepath.Join(s.Root, "disks", strings.ReplaceAll(strings.TrimPrefix(dir, s.Root+"/"), "/", "_")+".img")
+	mustMkdir(s.t, filepath.Dir(img))
+	f, err := os.Create(img)
+	must(s.t, err)
+	must(s.t, errors.Join(f.Truncate(int64(sizeMiB)<<20), f.Close()))
+	run(s.t, "mkfs.ext4", "-q", "-F", "-m", "0", "-O", "^has_journal", img)
+	mustMkdir(s.t, dir)
+	run(s.t, "mount", "-o", "loop", img, dir)
 }
 
 // sameFile reports whether a and b name the same directory (through a link or a bind mount).
@@ -528,6 +632,24 @@ func dbRows(t *testing.T, dir string) int {
 	}
 	n, _ := strconv.Atoi(f[0])
 	return n
+}
+
+// lastRow is the datastore's newest row: its id and value.
+func lastRow(t *testing.T, dir string) (int, string) {
+	t.Helper()
+	out := run(t, "sqlite3", "-cmd", ".timeout 10000", filepath.Join(dir, "server/db/state.db"), "SELECT id || ' ' || hex(value) FROM kine ORDER BY id DESC LIMIT 1;")
+	id, value, _ := strings.Cut(strings.TrimSpace(out), " ")
+	n, err := strconv.Atoi(id)
+	if err != nil {
+		t.Fatalf("datastore in %s: %q", dir, out)
+	}
+	return n, value
+}
+
+// rowValue is the value of the datastore's row id ("" when there is none).
+func rowValue(t *testing.T, dir string, id int) string {
+	t.Helper()
+	return strings.TrimSpace(run(t, "sqlite3", "-cmd", ".timeout 10000", filepath.Join(dir, "server/db/state.db"), fmt.Sprintf("SELECT hex(value) FROM kine WHERE id = %d;", id)))
 }
 
 func must(t *testing.T, err error) {

@@ -2,19 +2,14 @@ package k3smigration
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"path"
-	"sort"
-	"strconv"
 	"strings"
-	"sync"
 	"time"
+	"unicode"
 
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
-	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/fio"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/node"
 )
 
@@ -67,12 +62,15 @@ type Spec struct {
 	Service string
 	// Method is how k3s is switched to Target.
 	Method Method
-	// ConfigFile is the k3s configuration file (MethodConfig).
+	// ConfigFile is the k3s configuration file (MethodConfig); its drop-ins are ConfigFile + ".d/*.yaml".
 	ConfigFile string
 	// FstabFile is where MethodBindMount makes its mount permanent.
 	FstabFile string
 	// KeepBackup keeps the renamed original directory after success.
 	KeepBackup bool
+	// CarryMounts moves filesystems mounted below Source along as mounts (bind-mounted below
+	// Target); without it a Source with mounts below it is refused.
+	CarryMounts bool
 	// MarginBytes is the free space the target must have beyond the size of the data.
 	MarginBytes int64
 	// MeasureWrite measures sequential writes with fio on both filesystems before the copy.
@@ -80,6 +78,13 @@ type Spec struct {
 	// StopTimeout bounds stopping k3s; HealthTimeout bounds waiting for it to be healthy after a
 	// start; RollbackTimeout bounds a rollback (which ignores cancellation).
 	StopTimeout, HealthTimeout, RollbackTimeout time.Duration
+	// GuardDelay is how long after the stop the node guard (systemd nodes) puts k3s back on the
+	// original directory unless the migration disarmed it; 0 means StopTimeout + HealthTimeout +
+	// RollbackTimeout + 30 minutes for the copy.
+	GuardDelay time.Duration
+	// GuardDir is where the node guard keeps its script and state (default: /run/clusterstorage,
+	// a tmpfs: a reboot, which starts k3s from its unit anyway, forgets them).
+	GuardDir string
 }
 
 func (s Spec) withDefaults() Spec {
@@ -101,12 +106,21 @@ func (s Spec) withDefaults() Spec {
 	if s.RollbackTimeout == 0 {
 		s.RollbackTimeout = 10 * time.Minute
 	}
+	if s.GuardDir == "" {
+		s.GuardDir = "/run/clusterstorage"
+	}
+	if s.GuardDelay == 0 {
+		s.GuardDelay = s.StopTimeout + s.HealthTimeout + s.RollbackTimeout + 30*time.Minute
+	}
 	return s
 }
 
-// CheckPath validates one path without reaching the node: absolute, clean, not a system
-// directory. name says which attribute it is, for the error.
+// CheckPath validates one path without reaching the node: absolute, clean, no control
+// characters, not a system directory. name says which attribute it is, for the error.
 func CheckPath(name, p string) error {
+	if i := strings.IndexFunc(p, unicode.IsControl); i >= 0 {
+		return fmt.Errorf("%s %q holds a control character (%U at byte %d): paths with newlines, tabs or escapes are refused", name, p, []rune(p[i:])[0], i)
+	}
 	if !strings.HasPrefix(p, "/") {
 		return fmt.Errorf("%s %q must be an absolute path", name, p)
 	}
@@ -161,6 +175,11 @@ type Hooks struct {
 	NodeReady func(ctx context.Context, since time.Time) (ready bool, reason string, err error)
 	// Drain cordons the node and evicts its pods; Undrain uncordons it. Nil skips them.
 	Drain, Undrain func(ctx context.Context) error
+	// Claim runs at the end of the preflight: it checks that the cluster can lose this node for a
+	// while (an HA server: the other etcd members healthy, no other server mid-migration) and marks
+	// the node as mid-migration; the release it returns takes the mark away when the migration
+	// is over, whatever its outcome. Nil skips it.
+	Claim func(ctx context.Context) (release func(context.Context) error, err error)
 	// BeforeStop runs just before k3s is stopped (to note the node's last heartbeat, so that
 	// NodeReady can ask for a newer one). Nil skips it.
 	BeforeStop func(ctx context.Context) error
@@ -184,6 +203,10 @@ type Result struct {
 	// SourceWriteBps and TargetWriteBps are their sequential-write speeds in bytes per second
 	// (Spec.MeasureWrite; 0 otherwise).
 	SourceWriteBps, TargetWriteBps float64
+	// CarriedMounts are the filesystems below the source that were carried along as mounts.
+	CarriedMounts []string
+	// Guarded is true when a node guard (a systemd timer) covered the time k3s was down.
+	Guarded bool
 	// Finished is when the migration was done.
 	Finished time.Time
 	// Warnings are problems that did not fail the migration (a backup that could not be removed).
@@ -198,35 +221,50 @@ type StepTime struct {
 	Duration time.Duration
 }
 
-// StepError is a failed migration: which step failed, whether k3s had been stopped, and how the
-// rollback went.
+// StepError is a failed migration: which step failed, whether k3s had been stopped and started
+// on the copy, and how the rollback went.
 type StepError struct {
 	Step Step
 	Err  error
 	// Stopped is true when k3s had been stopped before the failure (a rollback was needed).
 	Stopped bool
+	// Started is true when k3s had been started on the copy: from then on the copy may hold data
+	// the original does not.
+	Started bool
+	// CopiedBack is true when the rollback found changes k3s made in the copy and copied them
+	// back over the original (verified).
+	CopiedBack bool
 	// RollbackErr is the rollback's failure; nil when it succeeded or was not needed.
 	RollbackErr error
-	// Live is the directory k3s used before, which the migration only ever read.
-	Live string
-	// Dest is the directory the copy went to.
-	Dest string
+	// Live is the directory k3s used before; Dest the directory the copy went to.
+	Live, Dest string
 }
 
-// Error names the step, the cause and the state the node was left in.
+// Error names the step, the cause and the state the node was left in, and which directory holds
+// the newest data.
 func (e *StepError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "step %q failed: %v\n\n", e.Step, e.Err)
 	switch {
 	case !e.Stopped:
 		fmt.Fprintf(&b, "k3s was not stopped and %s was only read: nothing was lost. ", e.Live)
-	case e.RollbackErr == nil:
+	case e.RollbackErr == nil && !e.Started:
 		fmt.Fprintf(&b, "Rolled back: k3s runs again on the original directory %s, which was only read: nothing was lost. ", e.Live)
+	case e.RollbackErr == nil && e.CopiedBack:
+		fmt.Fprintf(&b, "Rolled back: k3s had run on %s and written there; that was copied back over %s and verified, and k3s runs again on %s: nothing was lost. ",
+			e.Dest, e.Live, e.Live)
+	case e.RollbackErr == nil:
+		fmt.Fprintf(&b, "Rolled back: k3s had been started on %s but changed nothing there; it runs again on the original directory %s: nothing was lost. ", e.Dest, e.Live)
+	case !e.Started:
+		fmt.Fprintf(&b, "THE ROLLBACK FAILED: %v\nk3s was never started on %s, so the original %s (or its backup named above, if it was already renamed) holds the newest data; "+
+			"k3s may be stopped. Check `systemctl status` on the node and put the directory back before starting k3s. ", e.RollbackErr, e.Dest, e.Live)
 	default:
-		fmt.Fprintf(&b, "THE ROLLBACK FAILED: %v\nThe original data is intact in %s (or in the backup named above if it was already renamed); "+
-			"k3s may be stopped. Check `systemctl status` on the node and put the directory back before starting k3s. ", e.RollbackErr, e.Live)
+		fmt.Fprintf(&b, "THE ROLLBACK FAILED: %v\nk3s had been started on %s, so %s HOLDS THE NEWEST DATA; %s holds the data as of the stop "+
+			"(and may have been partly overwritten by the copy back). k3s may be stopped or still running on %s. "+
+			"Do not start k3s on %s before copying %s back over it with k3s stopped (rsync -aHAXS --numeric-ids --delete --exclude=/%s %s/ %s/), "+
+			"or point k3s at %s. ", e.RollbackErr, e.Dest, e.Dest, e.Live, e.Dest, e.Live, e.Dest, MarkerName, e.Dest, e.Live, e.Dest)
 	}
-	if e.Dest != "" {
+	if e.Dest != "" && (e.RollbackErr == nil || !e.Started) {
 		fmt.Fprintf(&b, "The partial copy in %s is kept (marked with %s) and is reused by the next attempt.", e.Dest, MarkerName)
 	}
 	return strings.TrimSpace(b.String())
@@ -236,21 +274,35 @@ func (e *StepError) Error() string {
 func (e *StepError) Unwrap() error { return e.Err }
 
 // move is one direction of the procedure: copy the live directory to dest while k3s runs, stop
-// k3s, copy the changes, verify, apply (switch k3s to dest), start, check health; undo reverses
-// apply.
+// k3s, copy the changes, verify, switch k3s to dest, start, check health; a rollback switches
+// back and, when k3s had run on dest, copies what it wrote there back first.
 type move struct {
 	host    *node.Host
 	spec    Spec
 	hooks   Hooks
 	service string
-	// live is the real path of the directory k3s uses now; dest the directory the copy goes to,
-	// destReal its real path.
-	live, dest, destReal string
-	apply                func(ctx context.Context) error
-	undo                 func(ctx context.Context) error
+	// toTarget is true for Migrate (the switch points k3s at spec.Target), false for Restore.
+	toTarget bool
+	// from is the configured path of the directory k3s uses now (spec.Source or spec.Target),
+	// live its real path; dest the directory the copy goes to, destReal its real path; away is
+	// where the switch puts the directory at spec.Source (the backup, or Restore's staging dir).
+	from, live, dest, destReal, away string
+	// rename is false for switch_method config with a source that is a mount point (left where
+	// it is).
+	rename bool
+	// configOnSource and configOnTarget are the k3s configuration file's contents that point k3s
+	// at spec.Source and at spec.Target; a nil content means the file does not exist.
+	configOnSource, configOnTarget []byte
+	// carry are the filesystems mounted below live, relative to it, that are carried to dest as
+	// bind mounts.
+	carry []string
+	// systemd is true when the node runs systemd with systemd-run (the node guard needs it);
+	// guard is the guard's unit name once armed.
+	systemd bool
+	guard   string
 
-	applied, stopped, started bool
-	result                    Result
+	applied, stopped, started, copiedBack bool
+	result                                Result
 }
 
 // Migrate moves spec.Source to spec.Target on host. On any failure after k3s was stopped it rolls
@@ -258,15 +310,13 @@ type move struct {
 func Migrate(ctx context.Context, host *node.Host, spec Spec, hooks Hooks) (Result, error) {
 	spec = spec.withDefaults()
 	backup := spec.Source + ".pre-migration-" + time.Now().UTC().Format("20060102T150405Z")
-	m := &move{host: host, spec: spec, hooks: hooks, dest: spec.Target}
+	m := &move{host: host, spec: spec, hooks: hooks, toTarget: true, from: spec.Source, dest: spec.Target, away: backup}
 	m.result.BackupPath = backup
 
-	pre, err := m.preflight(ctx, spec.Source, spec.Target)
+	pre, err := m.preflight(ctx)
 	if err != nil {
 		return Result{}, &StepError{Step: StepPreflight, Err: err, Live: spec.Source}
 	}
-	m.live, m.destReal = pre.sourceReal, pre.targetReal
-	m.result.SourceFS, m.result.TargetFS = pre.sourceFS, pre.targetFS
 	if spec.MeasureWrite {
 		// Next to the source (inside it when it is a mount point of its own), and in the target
 		// when it exists (else in its nearest parent): on each filesystem, in a directory that is
@@ -285,79 +335,36 @@ func Migrate(ctx context.Context, host *node.Host, spec Spec, hooks Hooks) (Resu
 	}
 
 	// A source that is a mount point cannot be renamed: with config it is left where it is.
-	rename := !pre.sourceMount
-	if !rename {
+	m.rename = !pre.sourceMount
+	if !m.rename {
 		m.result.BackupPath = spec.Source
 	}
-	var originalConfig []byte
-	var configExisted bool
 	if spec.Method == MethodConfig {
-		originalConfig, configExisted, err = readOptional(ctx, host, spec.ConfigFile)
+		original, existed, err := readOptional(ctx, host, spec.ConfigFile)
 		if err != nil {
 			return Result{}, &StepError{Step: StepPreflight, Err: err, Live: spec.Source}
 		}
-		if _, err := setDataDir(originalConfig, spec.Target); err != nil {
+		if existed {
+			m.configOnSource = original
+		}
+		if m.configOnTarget, err = setDataDir(original, spec.Target); err != nil {
 			return Result{}, &StepError{Step: StepPreflight, Err: fmt.Errorf("%s: %w", spec.ConfigFile, err), Live: spec.Source}
 		}
 	}
-	m.apply = func(ctx context.Context) error {
-		switch spec.Method {
-		case MethodConfig:
-			content, err := setDataDir(originalConfig, spec.Target)
-			if err != nil {
-				return err
-			}
-			if err := writeConfig(ctx, host, spec.ConfigFile, content); err != nil {
-				return err
-			}
-			if !rename {
-				return nil
-			}
-			if _, err := runOn(ctx, host, node.Script(renameScript, spec.Source, backup)); err != nil {
-				return errors.Join(err, restoreConfig(ctx, host, spec.ConfigFile, originalConfig, configExisted))
-			}
-			return nil
-		case MethodBindMount:
-			if _, err := runOn(ctx, host, node.Script(bindSwitchScript, spec.Source, spec.Target, backup)); err != nil {
-				return err
-			}
-			if err := addFstab(ctx, host, spec.FstabFile, spec.Target, spec.Source); err != nil {
-				_, undoErr := runOn(ctx, host, node.Script(undoSwitchScript, spec.Source, spec.Target, backup))
-				return errors.Join(err, undoErr)
-			}
-			return nil
-		default:
-			_, err := runOn(ctx, host, node.Script(symlinkSwitchScript, spec.Source, spec.Target, backup))
-			return err
-		}
-	}
-	m.undo = func(ctx context.Context) error {
-		var errs []error
-		if spec.Method == MethodBindMount {
-			errs = append(errs, removeFstab(ctx, host, spec.FstabFile, spec.Target, spec.Source))
-		}
-		if spec.Method == MethodConfig {
-			errs = append(errs, restoreConfig(ctx, host, spec.ConfigFile, originalConfig, configExisted))
-			if !rename {
-				return errors.Join(errs...)
-			}
-			if _, err := runOn(ctx, host, node.Script(renameScript, backup, spec.Source)); err != nil && !sourceIsDir(ctx, host, spec.Source) {
-				errs = append(errs, err)
-			}
-			return errors.Join(errs...)
-		}
-		_, err := runOn(ctx, host, node.Script(undoSwitchScript, spec.Source, spec.Target, backup))
-		return errors.Join(append(errs, err)...)
-	}
 
-	if err := m.run(ctx); err != nil {
+	if err := m.claimAndRun(ctx); err != nil {
 		return Result{}, err
 	}
-	if !spec.KeepBackup && !rename {
+	switch {
+	case spec.KeepBackup:
+	case !m.rename:
 		m.result.Warnings = append(m.result.Warnings, fmt.Sprintf("%s is a mount point and was left as it was; remove its old data yourself once you no longer need it", spec.Source))
-	} else if !spec.KeepBackup {
+	case len(m.carry) > 0:
+		m.result.Warnings = append(m.result.Warnings, fmt.Sprintf("The original directory %s was kept although keep_backup = false: the filesystems carried along (%s) are still mounted below it. "+
+			"Unmount them there once their mounts at the target are in use (after a reboot they are mounted there through the link), then remove it.", backup, strings.Join(m.carry, ", ")))
+	default:
 		tflog.Info(ctx, "removing the original directory (keep_backup = false)", map[string]any{"path": backup})
-		if _, err := runOn(ctx, host, node.Script(removeTreeScript, backup, spec.Source)); err != nil {
+		if _, err := runScript(ctx, host, scriptRemoveTree, backup, spec.Source); err != nil {
 			m.result.Warnings = append(m.result.Warnings, fmt.Sprintf("The original directory %s could not be removed: %v", backup, err))
 		} else {
 			m.result.BackupPath = ""
@@ -372,7 +379,7 @@ func Migrate(ctx context.Context, host *node.Host, spec Spec, hooks Hooks) (Resu
 func Restore(ctx context.Context, host *node.Host, spec Spec, hooks Hooks) (Result, error) {
 	spec = spec.withDefaults()
 	staging := spec.Source + ".clusterstorage-restore"
-	m := &move{host: host, spec: spec, hooks: hooks, dest: staging}
+	m := &move{host: host, spec: spec, hooks: hooks, from: spec.Target, dest: staging, away: staging, rename: true}
 
 	st, err := readState(ctx, host, spec)
 	if err != nil {
@@ -382,75 +389,54 @@ func Restore(ctx context.Context, host *node.Host, spec Spec, hooks Hooks) (Resu
 		return Result{}, &StepError{Step: StepPreflight, Live: spec.Target,
 			Err: fmt.Errorf("k3s on this node does not use %s any more (%s): nothing to restore", spec.Target, st.reason)}
 	}
-	pre, err := m.preflight(ctx, spec.Target, staging)
-	if err != nil {
+	if _, err := m.preflight(ctx); err != nil {
 		return Result{}, &StepError{Step: StepPreflight, Err: err, Live: spec.Target}
 	}
-	m.live, m.destReal = pre.sourceReal, pre.targetReal
-	m.result.SourceFS, m.result.TargetFS = pre.sourceFS, pre.targetFS
-
-	var currentConfig []byte
-	var configExisted bool
 	if spec.Method == MethodConfig {
-		if currentConfig, configExisted, err = readOptional(ctx, host, spec.ConfigFile); err != nil {
+		current, existed, err := readOptional(ctx, host, spec.ConfigFile)
+		if err != nil {
 			return Result{}, &StepError{Step: StepPreflight, Err: err, Live: spec.Target}
 		}
-	}
-	m.apply = func(ctx context.Context) error {
-		switch spec.Method {
-		case MethodConfig:
-			content, err := restoredConfig(currentConfig, spec.Source)
-			if err != nil {
-				return err
-			}
-			if err := writeConfig(ctx, host, spec.ConfigFile, content); err != nil {
-				return err
-			}
-			if _, err := runOn(ctx, host, node.Script(renameScript, staging, spec.Source)); err != nil {
-				return errors.Join(err, restoreConfig(ctx, host, spec.ConfigFile, currentConfig, configExisted))
-			}
-		default:
-			if _, err := runOn(ctx, host, node.Script(undoSwitchScript, spec.Source, spec.Target, staging)); err != nil {
-				return err
-			}
-			if spec.Method == MethodBindMount {
-				if err := removeFstab(ctx, host, spec.FstabFile, spec.Target, spec.Source); err != nil {
-					return err
-				}
-			}
+		if existed {
+			m.configOnTarget = current
 		}
-		_, err := runOn(ctx, host, node.NewCommand("rm", "-f", "--", path.Join(spec.Source, MarkerName)))
-		return err
-	}
-	m.undo = func(ctx context.Context) error {
-		switch spec.Method {
-		case MethodConfig:
-			errs := []error{restoreConfig(ctx, host, spec.ConfigFile, currentConfig, configExisted)}
-			if sourceIsDir(ctx, host, spec.Source) {
-				_, err := runOn(ctx, host, node.Script(renameScript, spec.Source, staging))
-				errs = append(errs, err)
-			}
-			return errors.Join(errs...)
-		case MethodBindMount:
-			if _, err := runOn(ctx, host, node.Script(bindSwitchScript, spec.Source, spec.Target, staging)); err != nil {
-				return err
-			}
-			return addFstab(ctx, host, spec.FstabFile, spec.Target, spec.Source)
-		default:
-			_, err := runOn(ctx, host, node.Script(symlinkSwitchScript, spec.Source, spec.Target, staging))
-			return err
+		if m.configOnSource, err = restoredConfig(current, spec.Source); err != nil {
+			return Result{}, &StepError{Step: StepPreflight, Err: fmt.Errorf("%s: %w", spec.ConfigFile, err), Live: spec.Target}
 		}
 	}
-	if err := m.run(ctx); err != nil {
+	if err := m.claimAndRun(ctx); err != nil {
 		return Result{}, err
+	}
+	if _, err := runOn(ctx, host, node.NewCommand("rm", "-f", "--", path.Join(spec.Source, MarkerName))); err != nil {
+		m.result.Warnings = append(m.result.Warnings, fmt.Sprintf("The marker %s could not be removed from %s: %v", MarkerName, spec.Source, err))
 	}
 	if !spec.KeepBackup {
 		tflog.Info(ctx, "removing the migrated copy (keep_backup = false)", map[string]any{"path": spec.Target})
-		if _, err := runOn(ctx, host, node.Script(removeCopyScript, spec.Target, MarkerName, spec.Source)); err != nil {
+		// The marker names the real path the migration copied from: the source's, which Restore
+		// wrote back to (its staging dir is now at spec.Source).
+		if _, err := runScript(ctx, host, scriptRemoveCopy, spec.Target, MarkerName, m.sourceRealAfterRestore(ctx)); err != nil {
 			m.result.Warnings = append(m.result.Warnings, fmt.Sprintf("The migrated copy %s could not be removed: %v", spec.Target, err))
 		}
 	}
 	return m.result, nil
+}
+
+// claimAndRun takes the cluster's claim (Hooks.Claim), runs the steps, and gives the claim back.
+func (m *move) claimAndRun(ctx context.Context) error {
+	if m.hooks.Claim != nil {
+		release, err := m.hooks.Claim(ctx)
+		if err != nil {
+			return &StepError{Step: StepPreflight, Err: err, Live: m.from}
+		}
+		defer func() {
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.spec.HealthTimeout)
+			defer cancel()
+			if err := release(rctx); err != nil {
+				m.result.Warnings = append(m.result.Warnings, "The node's mid-migration mark could not be taken away: "+err.Error())
+			}
+		}()
+	}
+	return m.run(ctx)
 }
 
 // run does the steps from the first copy on, rolling back on failure after the stop.
@@ -461,6 +447,10 @@ func (m *move) run(ctx context.Context) (err error) {
 		if m.stopped {
 			tflog.Error(ctx, "k3s data dir migration failed after k3s was stopped: rolling back", map[string]any{"step": string(step), "error": err.Error()})
 			se.RollbackErr = m.rollback(ctx)
+			se.Started, se.CopiedBack = m.started, m.copiedBack
+			if se.RollbackErr == nil {
+				m.disarmGuard(ctx)
+			}
 		}
 		if m.hooks.Undrain != nil {
 			if uerr := m.hooks.Undrain(context.WithoutCancel(ctx)); uerr != nil && se.RollbackErr == nil && m.stopped {
@@ -502,6 +492,9 @@ func (m *move) run(ctx context.Context) (err error) {
 				return err
 			}
 		}
+		if err := m.armGuard(ctx); err != nil {
+			return err
+		}
 		stoppedAt = time.Now()
 		m.stopped = true
 		return m.stop(ctx, m.live, m.spec.Source)
@@ -511,12 +504,15 @@ func (m *move) run(ctx context.Context) (err error) {
 	if err := do(StepFinalCopy, func(ctx context.Context) error { return m.copy(ctx, false) }); err != nil {
 		return err
 	}
-	if err := do(StepVerify, m.verify); err != nil {
+	if err := do(StepVerify, func(ctx context.Context) error { return m.verify(ctx, m.live, m.dest) }); err != nil {
 		return err
 	}
 	if err := do(StepSwitch, func(ctx context.Context) error {
 		// Applied is set first: a switch that failed half way is undone by the rollback too (the
-		// undo scripts are safe to run on a switch that was not made).
+		// undo steps are safe to run on a switch that was not made).
+		if err := m.guardPhase(ctx, "switched"); err != nil {
+			return err
+		}
 		m.applied = true
 		return m.apply(ctx)
 	}); err != nil {
@@ -524,17 +520,33 @@ func (m *move) run(ctx context.Context) (err error) {
 	}
 	var startedAt time.Time
 	if err := do(StepStart, func(ctx context.Context) error {
+		if err := m.guardPhase(ctx, "started"); err != nil {
+			return err
+		}
 		startedAt = time.Now()
 		m.started = true
 		return m.start(ctx)
 	}); err != nil {
 		return err
 	}
-	if err := do(StepHealthy, func(ctx context.Context) error { return m.healthy(ctx, startedAt) }); err != nil {
+	if err := do(StepHealthy, func(ctx context.Context) error {
+		if err := m.healthy(ctx, startedAt); err != nil {
+			return err
+		}
+		// From here on the copy holds what k3s wrote there: no later copy may write over it.
+		if m.toTarget {
+			if _, err := runScript(ctx, m.host, scriptMarkComplete, m.dest, MarkerName, m.live); err != nil {
+				return fmt.Errorf("marking the copy complete: %w", err)
+			}
+		}
+		return nil
+	}); err != nil {
 		return err
 	}
+	m.disarmGuard(ctx)
 	m.result.Downtime = time.Since(stoppedAt)
 	m.result.Service = m.service
+	m.result.CarriedMounts = m.carry
 	if m.hooks.Undrain != nil {
 		if err := m.hooks.Undrain(ctx); err != nil {
 			m.result.Warnings = append(m.result.Warnings, "The node could not be uncordoned: "+err.Error())
@@ -544,27 +556,33 @@ func (m *move) run(ctx context.Context) (err error) {
 	return nil
 }
 
-// rollback stops k3s if it was started on the new directory, undoes the switch, starts k3s on the
-// original directory and waits for it to be healthy. It ignores cancellation of ctx (a cancelled
-// apply must still leave k3s running) but has its own deadline.
+// rollback stops k3s if it was started on the new directory, undoes the switch, copies back what
+// k3s wrote in the new directory (if anything), starts k3s on the original directory and waits
+// for it to be healthy. It ignores cancellation of ctx (a cancelled apply must still leave k3s
+// running) but has its own deadline.
 func (m *move) rollback(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.spec.RollbackTimeout)
 	defer cancel()
 	if m.started {
 		tflog.Warn(ctx, "rollback: stopping k3s on the new directory")
-		// The real path of the new directory: stop cleans up below it.
+		// The real path of the new directory: stop looks for holders below it.
 		if err := m.stop(ctx, m.destReal, m.spec.Source); err != nil {
 			return fmt.Errorf("stopping k3s on the new directory: %w", err)
 		}
 	}
 	if m.applied {
 		tflog.Warn(ctx, "rollback: undoing the switch")
-		if err := m.undo(ctx); err != nil {
+		if err := m.unapply(ctx); err != nil {
 			return fmt.Errorf("undoing the switch: %w", err)
 		}
 	}
-	if !sourceIsDir(ctx, m.host, m.live) {
-		return fmt.Errorf("the original directory %s is not in place", m.live)
+	if fi, err := m.host.Stat(ctx, m.live); err != nil || !fi.IsDir() {
+		return fmt.Errorf("the original directory %s is not in place (%v)", m.live, err)
+	}
+	if m.started {
+		if err := m.copyBack(ctx); err != nil {
+			return err
+		}
 	}
 	tflog.Warn(ctx, "rollback: starting k3s on the original directory", map[string]any{"path": m.live})
 	startedAt := time.Now()
@@ -578,538 +596,49 @@ func (m *move) rollback(ctx context.Context) error {
 	return nil
 }
 
-// preflightInfo is what preflight learnt.
-type preflightInfo struct {
-	sourceReal, targetReal string
-	// targetExisting is target or its nearest existing parent.
-	targetExisting string
-	// sourceMount is true when the source is itself a mount point (only allowed for config).
-	sourceMount        bool
-	sourceFS, targetFS Filesystem
-}
-
-// preflight checks that from is a k3s data directory, that to is absent, empty or an earlier
-// copy of from, that to's filesystem has room, and finds the service.
-func (m *move) preflight(ctx context.Context, from, to string) (preflightInfo, error) {
-	var info preflightInfo
-	if err := CheckPaths(from, to); err != nil {
-		return info, err
-	}
-	if m.hooks.Before != nil {
-		if err := m.hooks.Before(ctx, StepPreflight); err != nil {
-			return info, err
-		}
-	}
-	service, units, err := m.detectService(ctx)
+// copyBack brings what k3s wrote in dest after it was started there back into live, and
+// verifies it: k3s had run on dest, so dest holds the newest data.
+func (m *move) copyBack(ctx context.Context) error {
+	res, err := runScript(ctx, m.host, scriptDiff, m.dest, m.live, MarkerName)
 	if err != nil {
-		return info, err
+		return fmt.Errorf("comparing %s (where k3s ran) with %s: %w", m.dest, m.live, err)
 	}
-	m.service = service
-	if m.spec.Method == MethodConfig && strings.Contains(units[service], "data-dir") {
-		return info, fmt.Errorf("the %s unit sets the data dir on its command line (`systemctl cat %s` shows data-dir), which wins over %s: "+
-			"use switch_method = \"symlink\" or \"bind_mount\", or move the setting into the config file", service, service, m.spec.ConfigFile)
-	}
-
-	res, err := runOn(ctx, m.host, node.Script(preflightScript, from, to, MarkerName))
-	if err != nil {
-		return info, err
-	}
-	kv := parseKV(res.Stdout)
-	switch first(kv, "source") {
-	case "dir":
-	case "symlink":
-		return info, fmt.Errorf("%s is a symbolic link to %s, not a directory: it looks migrated already", from, first(kv, "source_link"))
-	case "missing":
-		return info, fmt.Errorf("%s does not exist on the node", from)
-	default:
-		return info, fmt.Errorf("%s is not a directory", from)
-	}
-	info.sourceReal = first(kv, "source_real")
-	if !contains(kv["layout"], "server") && !contains(kv["layout"], "agent") {
-		return info, fmt.Errorf("%s does not look like a k3s data directory (it has neither server/ nor agent/)", from)
-	}
-	if tools := kv["missing_tool"]; len(tools) > 0 {
-		return info, fmt.Errorf("the node lacks %s: install it (Debian/Ubuntu: apt-get install rsync util-linux coreutils)", strings.Join(tools, ", "))
-	}
-	info.sourceMount = first(kv, "source_mountpoint") == "yes"
-	if info.sourceMount && m.spec.Method != MethodConfig {
-		return info, fmt.Errorf("%s is itself a mount point, so it cannot be renamed: use switch_method = \"config\", or move the mount instead", from)
-	}
-	info.targetReal = first(kv, "target_real")
-	info.targetExisting = first(kv, "target_existing")
-	if err := CheckPaths(info.sourceReal, info.targetReal); err != nil {
-		return info, fmt.Errorf("after resolving symbolic links: %w", err)
-	}
-	switch first(kv, "target") {
-	case "missing", "empty":
-	case "nonempty":
-		if marker := first(kv, "target_marker"); marker != from {
-			return info, fmt.Errorf("%s is not empty: the target must be absent or empty (or hold an unfinished copy of %s)", to, from)
-		}
-		tflog.Info(ctx, "the target holds an unfinished copy from an earlier attempt: it is brought up to date", map[string]any{"target": to})
-	case "symlink":
-		return info, fmt.Errorf("%s is a symbolic link: name the directory itself", to)
-	default:
-		return info, fmt.Errorf("%s exists and is not a directory", to)
-	}
-	if info.sourceFS, err = parseDF(first(kv, "source_df")); err != nil {
-		return info, err
-	}
-	if info.targetFS, err = parseDF(first(kv, "target_df")); err != nil {
-		return info, err
-	}
-	used, err1 := strconv.ParseInt(first(kv, "source_used"), 10, 64)
-	apparent, err2 := strconv.ParseInt(first(kv, "source_apparent"), 10, 64)
-	if err := errors.Join(err1, err2); err != nil {
-		return info, fmt.Errorf("reading the size of %s: %w (output %q)", from, err, res.Stdout)
-	}
-	need := max(used, apparent) + m.spec.MarginBytes
-	if m.spec.MeasureWrite {
-		spec, err := measureSpec()
-		if err != nil {
-			return info, err
-		}
-		need += fio.SpaceBytes(spec)
-	}
-	tflog.Info(ctx, "k3s data dir migration: preflight", map[string]any{
-		"service": service, "source": from, "source_filesystem": info.sourceFS.String(), "target": to,
-		"target_filesystem": info.targetFS.String(), "data_bytes": max(used, apparent), "margin_bytes": m.spec.MarginBytes,
-		"same_filesystem": first(kv, "same_fs") == "yes",
-	})
-	if first(kv, "same_fs") == "yes" {
-		tflog.Warn(ctx, "source and target are on the same filesystem: the migration frees no space and gains no speed")
-	}
-	if info.targetFS.AvailBytes < need {
-		return info, fmt.Errorf("not enough free space for %s: the data takes %s and the margin is %s, but %s has %s free",
-			to, human(max(used, apparent)), human(m.spec.MarginBytes), info.targetFS.MountPoint, human(info.targetFS.AvailBytes))
-	}
-	return info, nil
-}
-
-// detectService finds the k3s unit, returning it and the unit texts by name.
-func (m *move) detectService(ctx context.Context) (string, map[string]string, error) {
-	res, err := runOn(ctx, m.host, node.Script(servicesScript))
-	if err != nil {
-		return "", nil, err
-	}
-	states := map[string]string{}
-	units := map[string]string{}
-	var current string
-	for _, line := range strings.Split(string(res.Stdout), "\n") {
-		switch {
-		case strings.HasPrefix(line, "service="):
-			f := strings.Fields(strings.TrimPrefix(line, "service="))
-			if len(f) >= 1 {
-				states[f[0]] = strings.Join(f[1:], " ")
-			}
-		case strings.HasPrefix(line, "unit="):
-			current = strings.TrimPrefix(line, "unit=")
-		case current != "":
-			units[current] += line + "\n"
-		}
-	}
-	if m.spec.Service != "" {
-		state, ok := states[m.spec.Service]
-		if !ok {
-			return "", nil, fmt.Errorf("systemd has no %s unit on this node", m.spec.Service)
-		}
-		if state != "active" {
-			return "", nil, fmt.Errorf("%s is %q, not active: the migration checks k3s's health before and after, so start it first", m.spec.Service, state)
-		}
-		return m.spec.Service, units, nil
-	}
-	var active []string
-	for name, state := range states {
-		if state == "active" {
-			active = append(active, name)
-		}
-	}
-	sort.Strings(active)
-	switch len(active) {
-	case 1:
-		return active[0], units, nil
-	case 0:
-		if len(states) == 0 {
-			return "", nil, errors.New("systemd has neither a k3s nor a k3s-agent unit on this node")
-		}
-		return "", nil, fmt.Errorf("no k3s unit is active (%v): start k3s first, or set service", states)
-	default:
-		return "", nil, fmt.Errorf("both %s are active: set service", strings.Join(active, " and "))
-	}
-}
-
-// copy runs rsync from live to dest. While k3s runs, files vanishing mid-copy (rsync exit 24) are
-// expected.
-func (m *move) copy(ctx context.Context, running bool) error {
-	res, err := runOn(ctx, m.host, node.Script(copyScript, m.live, m.dest, MarkerName))
-	var exitErr *node.ExitError
-	if errors.As(err, &exitErr) {
-		switch {
-		case exitErr.ExitCode == 24 && running:
-			tflog.Debug(ctx, "some files vanished during the first copy (k3s is running); the final copy catches up")
-			err = nil
-		case exitErr.ExitCode == 75:
-			return fmt.Errorf("another copy into %s is still running (its lock %s is held): %w", m.dest, MarkerName, err)
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("copying %s to %s: %w", m.live, m.dest, err)
-	}
-	stats := parseRsyncStats(res.Stdout)
-	m.result.BytesCopied += stats.bytes
-	tflog.Info(ctx, "copy finished", map[string]any{"files_transferred": stats.files, "bytes_transferred": stats.bytes, "k3s_running": running})
-	return nil
-}
-
-// stop stops k3s and everything that keeps files below its data dir open: the unit, then
-// k3s-killall.sh (containers), then containerd shims still holding the directory (with their
-// children and process groups), then the mounts below it. It fails, naming them, when other
-// processes still hold it. dirs are every path the data dir is seen at: its real path, and the
-// source path k3s opens it by (a bind mount shows there, not at the real path). Each round trip
-// does as much as it can: k3s is down meanwhile.
-func (m *move) stop(ctx context.Context, dirs ...string) error {
-	dirs = dedupe(dirs)
-	dir := dirs[0]
-	stopCtx, cancel := context.WithTimeout(ctx, m.spec.StopTimeout)
-	defer cancel()
-	res, err := runOn(stopCtx, m.host, node.Script(stopScript, append([]string{m.service}, dirs...)...))
-	if err != nil {
-		return fmt.Errorf("stopping %s: %w", m.service, err)
-	}
-	look := parseLook(res.Stdout, dirs)
-	if first(look.kv, "killall") == "absent" {
-		tflog.Warn(ctx, "k3s-killall.sh is not installed on the node: only containerd shims holding the data dir are stopped")
-	}
-
-	// Shims: k3s's unit stops with KillMode=process, so containers and their shims outlive it.
-	deadline := time.Now().Add(15 * time.Second)
-	signal := "TERM"
-	groups := map[int]bool{}
-	for len(look.procs.procs) > 0 {
-		kill := look.procs.shimTrees(groups)
-		if len(kill) == 0 {
-			return fmt.Errorf("processes other than containerd shims still use %s: %s; stop them and try again", dir, look.procs.describe())
-		}
-		if time.Now().After(deadline) {
-			if signal == "KILL" {
-				return fmt.Errorf("processes still use %s after SIGKILL: %s", dir, look.procs.describe())
-			}
-			signal, deadline = "KILL", time.Now().Add(5*time.Second)
-		}
-		tflog.Warn(ctx, "stopping containerd shims that still hold the data dir", map[string]any{"signal": signal, "pids": kill, "holders": look.procs.describe()})
-		args := []string{signal, strconv.Itoa(len(kill))}
-		for _, pid := range kill {
-			args = append(args, strconv.Itoa(pid))
-		}
-		if res, err = runOn(stopCtx, m.host, node.Script(killScript, append(args, dirs...)...)); err != nil {
-			return fmt.Errorf("stopping containerd shims: %w", err)
-		}
-		look = parseLook(res.Stdout, dirs)
-	}
-
-	if len(look.mounts) > 0 {
-		tflog.Info(ctx, "unmounting below the data dir", map[string]any{"mount_points": look.mounts})
-		args := append([]string{m.service, strconv.Itoa(len(look.mounts))}, look.mounts...)
-		if res, err = runOn(stopCtx, m.host, node.Script(umountScript, append(args, dirs...)...)); err != nil {
-			return fmt.Errorf("unmounting below %s: %w", dir, err)
-		}
-		look = parseLook(res.Stdout, dirs)
-		if len(look.mounts) > 0 {
-			return fmt.Errorf("filesystems are still mounted below %s: %s (%s)", dir, strings.Join(look.mounts, ", "), strings.Join(look.kv["umount_error"], "; "))
-		}
-		if len(look.procs.procs) > 0 {
-			return fmt.Errorf("processes use %s again: %s", dir, look.procs.describe())
-		}
-	}
-	if state := first(look.kv, "state"); state == "active" {
-		return fmt.Errorf("%s is active again after it was stopped (restarted by something else?)", m.service)
-	}
-	return nil
-}
-
-// look is what stopScript, killScript and umountScript report.
-type look struct {
-	kv     map[string][]string
-	procs  processes
-	mounts []string
-}
-
-func parseLook(out []byte, dirs []string) look {
-	l := look{kv: parseKV(out), procs: parseProcesses(out)}
-	var table []byte
-	for _, line := range strings.Split(string(out), "\n") {
-		if rest, ok := strings.CutPrefix(line, "mountinfo "); ok {
-			table = append(append(table, rest...), '\n')
-		}
-	}
-	for _, dir := range dirs {
-		l.mounts = append(l.mounts, mountsBelow(table, dir)...)
-	}
-	l.mounts = dedupe(l.mounts)
-	sort.SliceStable(l.mounts, func(i, j int) bool { return len(l.mounts[i]) > len(l.mounts[j]) })
-	return l
-}
-
-// dedupe drops repeated strings, keeping the first of each.
-func dedupe(list []string) []string {
-	var out []string
-	for _, s := range list {
-		if !contains(out, s) {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-// verify compares dest with live: nothing left for rsync to change, the same counts and bytes, and
-// the same checksums of the datastore, token and credentials.
-func (m *move) verify(ctx context.Context) error {
-	// The three looks run at once (k3s is down meanwhile); each is a read-only walk.
-	var (
-		wg         sync.WaitGroup
-		diff       *node.Result
-		a, b       manifest
-		diffErr    error
-		errA, errB error
-	)
-	wg.Add(3)
-	go func() {
-		defer wg.Done()
-		diff, diffErr = runOn(ctx, m.host, node.Script(diffScript, m.live, m.dest, MarkerName))
-	}()
-	go func() { defer wg.Done(); a, errA = m.manifest(ctx, m.live) }()
-	go func() { defer wg.Done(); b, errB = m.manifest(ctx, m.dest) }()
-	wg.Wait()
-	if diffErr != nil {
-		return fmt.Errorf("comparing %s with %s: %w", m.live, m.dest, diffErr)
-	}
-	if d := strings.TrimSpace(string(diff.Stdout)); d != "" {
-		return fmt.Errorf("the copy differs from the original after the final copy:\n%s", firstLines(d, 20))
-	}
-	if err := errors.Join(errA, errB); err != nil {
-		return err
-	}
-	if a.count != b.count {
-		return fmt.Errorf("the copy differs from the original: %s has %s, %s has %s", m.live, a.count, m.dest, b.count)
-	}
-	if len(a.sums) == 0 {
-		return fmt.Errorf("found none of server/db, server/token or agent's keys in %s to checksum", m.live)
-	}
-	for f, sum := range a.sums {
-		if b.sums[f] != sum {
-			return fmt.Errorf("checksum of %s differs: %s in %s, %q in %s", f, sum, m.live, b.sums[f], m.dest)
-		}
-	}
-	if len(b.sums) != len(a.sums) {
-		return fmt.Errorf("the copy holds %d checksummed files, the original %d", len(b.sums), len(a.sums))
-	}
-	m.result.Entries = a.entries
-	m.result.FilesCopied = a.files
-	tflog.Info(ctx, "copy verified", map[string]any{"counts": a.count, "checksummed_files": len(a.sums)})
-	return nil
-}
-
-type manifest struct {
-	count          string
-	entries, files int64
-	sums           map[string]string
-}
-
-func (m *move) manifest(ctx context.Context, dir string) (manifest, error) {
-	res, err := runOn(ctx, m.host, node.Script(manifestScript, dir, MarkerName))
-	if err != nil {
-		return manifest{}, fmt.Errorf("listing %s: %w", dir, err)
-	}
-	return parseManifest(res.Stdout)
-}
-
-// start starts the unit.
-func (m *move) start(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, m.spec.HealthTimeout)
-	defer cancel()
-	if _, err := runOn(ctx, m.host, node.NewCommand("systemctl", "start", m.service)); err != nil {
-		return fmt.Errorf("systemctl start %s: %w", m.service, err)
-	}
-	return nil
-}
-
-// healthy waits until the unit is active and the node is Ready, having reported since it started.
-func (m *move) healthy(ctx context.Context, since time.Time) error {
-	ctx, cancel := context.WithTimeout(ctx, m.spec.HealthTimeout)
-	defer cancel()
-	reason := ""
-	for {
-		res, _ := runOn(ctx, m.host, node.NewCommand("systemctl", "is-active", m.service)) //nolint:errcheck // is-active exits non-zero when not active; the output says why.
-		state := ""
-		if res != nil {
-			state = strings.TrimSpace(string(res.Stdout))
-		}
-		switch {
-		case state == "failed":
-			return fmt.Errorf("%s failed after it was started (see `journalctl -u %s` on the node)", m.service, m.service)
-		case state != "active":
-			reason = fmt.Sprintf("%s is %q", m.service, state)
-		case m.hooks.NodeReady == nil:
-			return nil
-		default:
-			ready, why, err := m.hooks.NodeReady(ctx, since)
-			if err != nil {
-				return err
-			}
-			if ready {
-				return nil
-			}
-			reason = why
-		}
-		if err := sleepCtx(ctx, 500*time.Millisecond); err != nil {
-			return fmt.Errorf("k3s not healthy within %s: %s", m.spec.HealthTimeout, reason)
-		}
-	}
-}
-
-// State is how the node relates to a finished migration now.
-type State struct {
-	// InUse is true when k3s is still switched to the target.
-	InUse bool
-	// Reason says what was found when InUse is false.
-	Reason string
-}
-
-type state struct {
-	inUse  bool
-	reason string
-}
-
-// ReadState checks whether k3s on the node still uses spec.Target through spec.Method.
-func ReadState(ctx context.Context, host *node.Host, spec Spec) (State, error) {
-	st, err := readState(ctx, host, spec.withDefaults())
-	return State{InUse: st.inUse, Reason: st.reason}, err
-}
-
-func readState(ctx context.Context, host *node.Host, spec Spec) (state, error) {
-	res, err := runOn(ctx, host, node.Script(stateScript, spec.Source, spec.Target))
-	if err != nil {
-		return state{}, err
-	}
-	kv := parseKV(res.Stdout)
-	if first(kv, "target") != "dir" {
-		return state{reason: spec.Target + " is gone"}, nil
-	}
-	src := first(kv, "source")
-	switch spec.Method {
-	case MethodConfig:
-		content, _, err := readOptional(ctx, host, spec.ConfigFile)
-		if err != nil {
-			return state{}, err
-		}
-		if dir := dataDir(content); dir != spec.Target {
-			return state{reason: fmt.Sprintf("data-dir in %s is %q", spec.ConfigFile, dir)}, nil
-		}
-		return state{inUse: true}, nil
-	case MethodBindMount:
-		if first(kv, "mount") != "yes" || first(kv, "same") != "yes" {
-			return state{reason: fmt.Sprintf("%s is not a bind mount of %s (source is %s)", spec.Source, spec.Target, src)}, nil
-		}
-		return state{inUse: true}, nil
-	default:
-		if src != "symlink "+spec.Target {
-			return state{reason: fmt.Sprintf("%s is no longer a link to %s (it is: %s)", spec.Source, spec.Target, src)}, nil
-		}
-		return state{inUse: true}, nil
-	}
-}
-
-// sourceIsDir reports whether p is a real directory (not a link), false on any error.
-func sourceIsDir(ctx context.Context, host *node.Host, p string) bool {
-	fi, err := host.Stat(ctx, p)
-	return err == nil && fi.IsDir()
-}
-
-// readOptional reads a file that may be missing.
-func readOptional(ctx context.Context, host *node.Host, p string) ([]byte, bool, error) {
-	b, err := host.ReadFile(ctx, p)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, false, nil
-	}
-	return b, err == nil, err
-}
-
-func writeConfig(ctx context.Context, host *node.Host, p string, content []byte) error {
-	if err := host.MkdirAll(ctx, path.Dir(p), node.DirOptions{}); err != nil {
-		return err
-	}
-	tflog.Info(ctx, "writing the k3s configuration", map[string]any{"path": p})
-	return host.WriteFile(ctx, p, content, 0o600)
-}
-
-// restoreConfig puts back the configuration file as it was (removing it when it did not exist).
-func restoreConfig(ctx context.Context, host *node.Host, p string, content []byte, existed bool) error {
-	if !existed {
-		_, err := runOn(ctx, host, node.NewCommand("rm", "-f", "--", p))
-		return err
-	}
-	return host.WriteFile(ctx, p, content, 0o600)
-}
-
-func addFstab(ctx context.Context, host *node.Host, fstab, target, source string) error {
-	content, _, err := readOptional(ctx, host, fstab)
-	if err != nil {
-		return err
-	}
-	return host.WriteFile(ctx, fstab, fstabWith(content, target, source), 0o644)
-}
-
-func removeFstab(ctx context.Context, host *node.Host, fstab, target, source string) error {
-	content, existed, err := readOptional(ctx, host, fstab)
-	if err != nil || !existed {
-		return err
-	}
-	out := fstabWithout(content, target, source)
-	if string(out) == string(content) {
+	if strings.TrimSpace(string(res.Stdout)) == "" {
+		tflog.Warn(ctx, "rollback: k3s changed nothing in the new directory", map[string]any{"path": m.dest})
 		return nil
 	}
-	return host.WriteFile(ctx, fstab, out, 0o644)
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	case <-t.C:
-		return nil
+	tflog.Warn(ctx, "rollback: k3s wrote in the new directory; copying that back over the original", map[string]any{"from": m.dest, "to": m.live})
+	if _, err := runScript(ctx, m.host, scriptCopyBack, m.dest, m.live, MarkerName); err != nil {
+		return fmt.Errorf("copying what k3s wrote in %s back to %s: %w", m.dest, m.live, err)
 	}
-}
-
-// scriptNames name this package's scripts in errors, which would otherwise show their whole text.
-var scriptNames = map[string]string{
-	preflightScript: "preflight checks", servicesScript: "k3s unit detection", copyScript: "rsync copy", diffScript: "rsync comparison",
-	manifestScript: "listing and checksums", stopScript: "stop and k3s-killall.sh", killScript: "stopping containerd shims",
-	umountScript: "unmounting", symlinkSwitchScript: "symlink switch", renameScript: "rename", bindSwitchScript: "bind mount switch",
-	undoSwitchScript: "undoing the switch", stateScript: "state check", removeTreeScript: "removing the backup", removeCopyScript: "removing the copy",
-}
-
-// remoteError is a node command's error with the command's script replaced by its name.
-type remoteError struct {
-	msg string
-	err error
-}
-
-func (e *remoteError) Error() string { return e.msg }
-func (e *remoteError) Unwrap() error { return e.err }
-
-// runOn runs cmd on host; an error names one of this package's scripts instead of quoting it.
-func runOn(ctx context.Context, host *node.Host, cmd node.Command) (*node.Result, error) {
-	res, err := host.Run(ctx, cmd)
-	if err == nil {
-		return res, nil
+	if err := m.verify(ctx, m.dest, m.live); err != nil {
+		return fmt.Errorf("after copying %s back to %s: %w", m.dest, m.live, err)
 	}
-	argv := cmd.Argv()
-	if len(argv) > 2 && argv[0] == "sh" && argv[1] == "-c" {
-		if name, ok := scriptNames[argv[2]]; ok {
-			return res, &remoteError{msg: strings.ReplaceAll(err.Error(), cmd.String(), "("+name+")"), err: err}
+	m.copiedBack = true
+	if m.spec.Method == MethodConfig {
+		// The copy's links and kubeconfigs name the path k3s was switched to: name the original's again.
+		if _, err := runScript(ctx, m.host, scriptFixup, m.live, m.switchedPath(), m.from); err != nil {
+			return fmt.Errorf("pointing the paths in %s back at %s: %w", m.live, m.from, err)
 		}
 	}
-	return res, err
+	return nil
+}
+
+// switchedPath is the path k3s's configuration names after the switch: where the data dir is
+// seen once the switch is made.
+func (m *move) switchedPath() string {
+	if m.toTarget {
+		return m.spec.Target
+	}
+	return m.spec.Source
+}
+
+// sourceRealAfterRestore is the real path of spec.Source once Restore put the data back there
+// (spec.Source itself when it cannot be resolved).
+func (m *move) sourceRealAfterRestore(ctx context.Context) string {
+	res, err := runOn(ctx, m.host, node.NewCommand("realpath", "-e", "--", m.spec.Source))
+	if err != nil {
+		return m.spec.Source
+	}
+	return strings.TrimSpace(string(res.Stdout))
 }

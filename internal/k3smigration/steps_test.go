@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -20,7 +21,7 @@ import (
 // left out here and covered by the acceptance tests.
 
 func (s *standin) spec(target string) k3smigration.Spec {
-	return k3smigration.Spec{Source: s.Source, Target: target, KeepBackup: true, ConfigFile: s.Config, FstabFile: s.Fstab,
+	return k3smigration.Spec{Source: s.Source, Target: target, KeepBackup: true, ConfigFile: s.Config, FstabFile: s.Fstab, GuardDir: filepath.Join(s.Root, "run/clusterstorage"),
 		StopTimeout: 30 * time.Second, HealthTimeout: 20 * time.Second, RollbackTimeout: time.Minute}
 }
 
@@ -72,12 +73,24 @@ func TestMigrate_symlink(t *testing.T) {
 	s := newStandin(t, standinOptions{})
 	ctx := context.Background()
 	target := filepath.Join(s.Root, "mnt/nvme/k3s")
+	// A sparse volume image (64 MiB, one 4 KiB block written): the copy must stay sparse, or a
+	// volume's holes could fill the target.
+	sparse := "storage/pvc-3f1e2d3c-0000-4000-8000-000000000001_default_data/disk.img"
+	f, err := os.Create(filepath.Join(s.Source, sparse))
+	must(t, err)
+	_, err = f.WriteAt([]byte("data in the middle"), 32<<20)
+	must(t, errors.Join(err, f.Truncate(64<<20), f.Close()))
 	before := snapshot(t, s.Source)
 	rows := dbRows(t, s.Source)
 
 	res, err := k3smigration.Migrate(ctx, s.Host, s.spec(target), k3smigration.Hooks{})
 	if err != nil {
 		t.Fatalf("migrate: %v\nservice log:\n%s", err, s.serviceLog())
+	}
+	var sparseStat syscall.Stat_t
+	must(t, syscall.Stat(filepath.Join(target, sparse), &sparseStat))
+	if allocated := sparseStat.Blocks * 512; allocated > 1<<20 {
+		t.Errorf("the sparse file takes %d bytes on the target: it was not copied sparse", allocated)
 	}
 	link, err := os.Readlink(s.Source)
 	if err != nil || link != target {
@@ -195,12 +208,14 @@ func TestMigrate_faults(t *testing.T) {
 		step    k3smigration.Step
 		stopped bool
 		cause   string
-		// small mounts a tmpfs of this many KiB on target's parent.
-		smallKiB int
+		// smallMiB mounts a disk of this many MiB on target's parent.
+		smallMiB int
 		// rerunTarget is where the rerun goes ("" = the same target).
 		rerunTarget string
 		// fix undoes the fault before the rerun.
 		fix func(s *standin)
+		// after checks more once the failed migration is over.
+		after func(t *testing.T, s *standin, target string)
 	}{
 		{
 			name: "ssh connection cut during the first copy", fill: 40, stopped: false, step: k3smigration.StepCopy, cause: "first copy",
@@ -227,12 +242,12 @@ func TestMigrate_faults(t *testing.T) {
 		},
 		{
 			name: "target filesystem too small", stopped: false, step: k3smigration.StepPreflight, cause: "not enough free space",
-			smallKiB: 1024, rerunTarget: "big/k3s",
+			smallMiB: 1, rerunTarget: "big/k3s",
 			fault: func(*testing.T, *standin, string, context.CancelFunc) k3smigration.Hooks { return k3smigration.Hooks{} },
 		},
 		{
 			name: "target filesystem fills up during the final copy", fill: 3, stopped: true, step: k3smigration.StepFinalCopy, cause: "No space left on device",
-			smallKiB: 6 * 1024, rerunTarget: "big/k3s",
+			smallMiB: 6, rerunTarget: "big/k3s",
 			fault: func(t *testing.T, s *standin, _ string, _ context.CancelFunc) k3smigration.Hooks {
 				return k3smigration.Hooks{Before: func(_ context.Context, step k3smigration.Step) error {
 					if step == k3smigration.StepFinalCopy {
@@ -268,7 +283,15 @@ func TestMigrate_faults(t *testing.T) {
 			fix: func(s *standin) { must(s.t, os.Remove(filepath.Join(s.State, "fail-start-on"))) },
 		},
 		{
-			name: "node not healthy on the new directory", stopped: true, step: k3smigration.StepHealthy, cause: "not healthy",
+			name: "node not healthy on the new directory", stopped: true, step: k3smigration.StepHealthy, cause: "copied back",
+			// k3s wrote on the target while the health check waited: those writes are copied back,
+			// not discarded (the row the target got last is in the original, with its value).
+			after: func(t *testing.T, s *standin, target string) {
+				id, value := lastRow(t, target)
+				if got := rowValue(t, s.Source, id); got != value {
+					t.Errorf("the last write k3s made on the target (row %d) is not in the original: %q != %q", id, got, value)
+				}
+			},
 			fault: func(_ *testing.T, s *standin, target string, _ context.CancelFunc) k3smigration.Hooks {
 				return k3smigration.Hooks{NodeReady: func(context.Context, time.Time) (bool, string, error) {
 					if s.dataDirInUse("k3s") == target {
@@ -306,9 +329,8 @@ func TestMigrate_faults(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newStandin(t, standinOptions{FillMB: tc.fill})
 			target := filepath.Join(s.Root, "mnt/nvme/k3s")
-			if tc.smallKiB > 0 {
-				mustMkdir(t, filepath.Dir(target))
-				run(t, "mount", "-t", "tmpfs", "-o", fmt.Sprintf("size=%dk", tc.smallKiB), "small", filepath.Dir(target))
+			if tc.smallMiB > 0 {
+				s.mountDisk(filepath.Dir(target), tc.smallMiB)
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
@@ -335,8 +357,11 @@ func TestMigrate_faults(t *testing.T) {
 			_, err := k3smigration.Migrate(ctx, s.Host, spec, hooks)
 			expectRolledBack(t, err, tc.step, tc.stopped, tc.cause)
 			checkIntact(t, s, before, rows)
-			if _, err := os.Lstat(s.Source + ".pre-migration"); err == nil {
-				t.Errorf("a backup was left behind")
+			if tc.after != nil {
+				tc.after(t, s, target)
+			}
+			if backups, _ := filepath.Glob(s.Source + ".pre-migration-*"); len(backups) != 0 {
+				t.Errorf("a backup was left behind: %v", backups)
 			}
 
 			if tc.fix != nil {
@@ -357,6 +382,8 @@ func TestMigrate_methods(t *testing.T) {
 		opts   standinOptions
 		change func(spec *k3smigration.Spec)
 		check  func(t *testing.T, s *standin, target string)
+		// fixedUp are the entries the switch rewrites in the copy (config: the paths k3s wrote).
+		fixedUp []string
 	}{
 		{
 			name:   "bind_mount",
@@ -372,12 +399,21 @@ func TestMigrate_methods(t *testing.T) {
 			},
 		},
 		{
-			name:   "config",
-			change: func(spec *k3smigration.Spec) { spec.Method = k3smigration.MethodConfig },
+			name:    "config",
+			change:  func(spec *k3smigration.Spec) { spec.Method = k3smigration.MethodConfig },
+			fixedUp: []string{"data/current", "agent/kubelet.kubeconfig"},
 			check: func(t *testing.T, s *standin, target string) {
 				cfg, _ := os.ReadFile(s.Config)
 				if !strings.Contains(string(cfg), "data-dir: \""+target+"\"") || !strings.Contains(string(cfg), "write-kubeconfig-mode") {
 					t.Errorf("config: %q", cfg)
+				}
+				// The absolute paths k3s wrote name the new path (the old one is renamed away).
+				if link, err := os.Readlink(filepath.Join(target, "data/current")); err != nil || link != filepath.Join(target, "data", standinHash) {
+					t.Errorf("data/current links to %q (%v), want %s", link, err, filepath.Join(target, "data", standinHash))
+				}
+				if kc, err := os.ReadFile(filepath.Join(target, "agent/kubelet.kubeconfig")); err != nil || !strings.Contains(string(kc), target+"/agent/client-kubelet.crt") ||
+					strings.Contains(string(kc), s.Source+"/") {
+					t.Errorf("kubeconfig: %q %v", kc, err)
 				}
 			},
 		},
@@ -402,9 +438,13 @@ func TestMigrate_methods(t *testing.T) {
 			mustWrite(t, s.Config, "# k3s settings\nwrite-kubeconfig-mode: \"0644\"\n", 0o600)
 			ctx := context.Background()
 			target := filepath.Join(s.Root, "mnt/nvme/k3s")
-			before := snapshot(t, s.Source)
 			spec := s.spec(target)
 			tc.change(&spec)
+			if spec.Method == k3smigration.MethodConfig {
+				// config cannot move local-path volumes (TestMigrate_configRefusals): an agent without them.
+				must(t, os.RemoveAll(filepath.Join(s.Source, "storage")))
+			}
+			before := snapshot(t, s.Source)
 			res, err := k3smigration.Migrate(ctx, s.Host, spec, k3smigration.Hooks{})
 			if err != nil {
 				t.Fatalf("migrate: %v\n%s", err, s.serviceLog())
@@ -412,7 +452,11 @@ func TestMigrate_methods(t *testing.T) {
 			if got := s.dataDirInUse(unit); !sameFile(got, target) || res.Service != unit {
 				t.Fatalf("%s runs on %q (result %+v)", unit, got, res)
 			}
-			if diffs := compareSnapshots(before, snapshot(t, target)); len(diffs) > 0 {
+			after := snapshot(t, target)
+			for _, p := range tc.fixedUp {
+				after[p] = before[p] // checked by tc.check
+			}
+			if diffs := compareSnapshots(before, after); len(diffs) > 0 {
 				t.Errorf("target differs:\n%s", strings.Join(diffs, "\n"))
 			}
 			tc.check(t, s, target)
@@ -431,6 +475,9 @@ func TestMigrate_methods(t *testing.T) {
 			}
 			if st, err := k3smigration.ReadState(ctx, s.Host, spec); err != nil || st.InUse {
 				t.Errorf("ReadState after the restore: %+v %v", st, err)
+			}
+			if _, err := os.Stat(target); !spec.KeepBackup && !os.IsNotExist(err) {
+				t.Errorf("keep_backup = false, but the restore left the copy %s: %v", target, err)
 			}
 			fstab, _ := os.ReadFile(s.Fstab)
 			if strings.Contains(string(fstab), "bind") || isMountPoint(s.Source) {

@@ -19,6 +19,10 @@ resource "clusterstorage_k3s_data_dir_migration" "nvme" {
   # `terraform destroy` moves the data back with the same procedure (default: only forget).
   restore_on_destroy = true
 
+  # A disk mounted at /var/lib/rancher/k3s/storage (local-path volumes) moves along as a mount
+  # instead of being refused.
+  carry_mounts = true
+
   timeouts = {
     create = "2h"
   }

@@ -1,0 +1,29 @@
+package k3smigration
+
+import (
+	"context"
+
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/node"
+)
+
+// KubeHooks are the resource's Kubernetes hooks for a node, for tests outside the package.
+func KubeHooks(client kubernetes.Interface, nodeName string, drain bool) Hooks {
+	k := &kubeHooks{client: client, node: nodeName}
+	return k.hooks(drain)
+}
+
+// ScriptNames lists the node-side scripts by name, for tests outside the package.
+func ScriptNames() []string {
+	out := make([]string, len(allScripts))
+	for i, s := range allScripts {
+		out[i] = string(s)
+	}
+	return out
+}
+
+// RunScript runs the named node-side script, for tests outside the package.
+func RunScript(ctx context.Context, host *node.Host, name string, args ...string) (*node.Result, error) {
+	return runScript(ctx, host, script(name), args...)
+}

@@ -1,0 +1,49 @@
+# shellcheck shell=sh
+# Functions the migration's scripts share. A script includes this file with the line
+# ". ./lib.sh": the provider puts this text in its place before it sends the script to the node,
+# and shellcheck follows the same line.
+
+# refuse_control_chars exits 64 when an argument holds a control character: a newline in a path
+# would forge the key=value lines these scripts print, and no path k3s uses has one.
+refuse_control_chars() {
+	for a in "$@"; do
+		case $a in
+		*[[:cntrl:]]*)
+			printf 'refusing an argument that holds a control character: %s\n' "$(safe "$a")" >&2
+			exit 64 ;;
+		esac
+	done
+}
+
+# safe prints $1 with every control character replaced by "?", for key=value output.
+safe() {
+	printf '%s' "$1" | tr '[:cntrl:]' '?'
+}
+
+# holders DIR... prints, for every process that has its working directory, root, executable, an
+# open file or a mapped file at or below one of the DIRs, a line "holder pid ppid pgid comm";
+# then every process as "ps pid ppid pgid comm" (for finding shims' children); then the mount
+# table, each line prefixed with "mountinfo ".
+holders() {
+	self=$$
+	for d in "$@"; do
+		find /proc/[0-9]*/cwd /proc/[0-9]*/root /proc/[0-9]*/exe /proc/[0-9]*/fd/ -maxdepth 1 -type l -printf '%p\t%l\n' 2>/dev/null |
+			S=$d awk -F '\t' '{t = $2; sub(/ \(deleted\)$/, "", t); s = ENVIRON["S"]; if (t == s || index(t, s "/") == 1) {split($1, a, "/"); print a[3]}}'
+		grep -l -F -e "$d/" /proc/[0-9]*/maps 2>/dev/null | cut -d/ -f3
+	done | sort -un | while read -r pid; do
+		if [ "$pid" = "$self" ]; then continue; fi
+		ps -o ppid=,pgid=,comm= -p "$pid" 2>/dev/null | while read -r ppid pgid comm; do printf 'holder %s %s %s %s\n' "$pid" "$ppid" "$pgid" "$(safe "$comm")"; done
+	done
+	ps -e -o pid=,ppid=,pgid=,comm= | while read -r pid ppid pgid comm; do printf 'ps %s %s %s %s\n' "$pid" "$ppid" "$pgid" "$(safe "$comm")"; done
+	sed 's/^/mountinfo /' /proc/self/mountinfo
+}
+
+# sync_tree runs rsync with the copy's options and "$@": archive mode with hard links, ACLs,
+# extended attributes and numeric owners; sparse files kept sparse (-S); never crossing into a
+# filesystem mounted below the source (-x copies a mount point as an empty directory: preflight
+# refuses such mounts unless they are carried as mounts); timestamps compared to the nanosecond
+# (rsync's default compares whole seconds and then misses a datastore written again in the second
+# the first copy read it, with the same size).
+sync_tree() {
+	rsync -aHAXxS --numeric-ids --modify-window=-1 "$@"
+}
