@@ -173,7 +173,7 @@ up() {
 			--kubeconfig="$KUBECONFIG_PATH" \
 			--authentication-kubeconfig="$KUBECONFIG_PATH" \
 			--authorization-kubeconfig="$KUBECONFIG_PATH" \
-			--kubelet-preferred-address-types=Hostname,InternalIP \
+			--kubelet-preferred-address-types=InternalIP \
 			--kubelet-use-node-status-port \
 			--kubelet-certificate-authority="$DIR/cluster-ca.crt" \
 			--metric-resolution=15s \
