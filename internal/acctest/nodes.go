@@ -243,3 +243,31 @@ func (n ClusterNode) nodeTool(t testing.TB, verb string) {
 		t.Fatalf("%s %s %s: %v\n%s", n.cluster.NodeTool, verb, n.MachineDir, err, out)
 	}
 }
+
+// LocalNodeName returns the name of the node that runs on this machine, read from the nodes file
+// next to kubeconfig (for tests outside an acceptance run, such as the Helm integration tests,
+// that look at a volume's directory on this machine); "" when there is no nodes file (a cluster
+// of the user's choosing) or every node is a machine of its own.
+func LocalNodeName(t testing.TB, kubeconfig string) string {
+	t.Helper()
+	if resolved, err := filepath.EvalSymlinks(kubeconfig); err == nil {
+		kubeconfig = resolved
+	}
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(kubeconfig), "nodes.json"))
+	if errors.Is(err, os.ErrNotExist) {
+		return ""
+	}
+	if err != nil {
+		t.Fatalf("reading the nodes file: %v", err)
+	}
+	var c clusterNodes
+	if err := json.Unmarshal(b, &c); err != nil {
+		t.Fatalf("parsing the nodes file next to %s: %v", kubeconfig, err)
+	}
+	for _, n := range c.Nodes {
+		if n.MachineDir == "" {
+			return n.Name
+		}
+	}
+	return ""
+}

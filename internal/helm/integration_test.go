@@ -62,8 +62,12 @@ func needCluster(t *testing.T, locks ...string) *cluster {
 	t.Helper()
 	path := os.Getenv("KUBECONFIG")
 	if path == "" {
-		t.Skip("KUBECONFIG is not set: these tests install charts into a real cluster " +
-			"(start one with tools/kube/cluster.sh up and export KUBECONFIG=.cluster/kubeconfig)")
+		msg := "KUBECONFIG is not set: these tests install charts into a real cluster " +
+			"(start one with tools/kube/cluster.sh up and export KUBECONFIG=.cluster/kubeconfig)"
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg) // CI starts the cluster: a missing one is a broken test bed, not a skip
+		}
+		t.Skip(msg)
 	}
 	rc, err := clientcmd.BuildConfigFromFlags("", path)
 	if err != nil {
@@ -292,9 +296,16 @@ func provisionAndWrite(t *testing.T, k *cluster, basePath string) {
 	if _, err := k.cs.CoreV1().PersistentVolumeClaims(k.ns).Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// On this machine's node, where the test looks for the volume directory (a multi-node
+	// cluster could schedule it onto a machine node).
+	var onThisMachine map[string]string
+	if name := acctest.LocalNodeName(t, os.Getenv("KUBECONFIG")); name != "" {
+		onThisMachine = map[string]string{"kubernetes.io/hostname": name}
+	}
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "writer", Namespace: k.ns},
 		Spec: corev1.PodSpec{
+			NodeSelector:  onThisMachine,
 			HostNetwork:   true,
 			RestartPolicy: corev1.RestartPolicyNever,
 			Containers: []corev1.Container{{
