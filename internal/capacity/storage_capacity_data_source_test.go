@@ -524,6 +524,8 @@ resource "clusterstorage_storage_backend" "openebs" {
   openebs = {
     hostpath_class_name = %q
     hostpath_base_path  = %q
+    # the cluster may have the VolumeSnapshot CRDs already (the demo's OpenEBS, a snapshot controller)
+    volume_snapshot_crds = false
   }
 }
 
@@ -574,9 +576,9 @@ func TestAccStorageCapacity_badInput(t *testing.T) {
 		{`node_path = "/x"
   nodes = ["a", "a"]`, `This attribute contains duplicate values`},
 		{`backend = { type = "ceph", namespace = "x" }`, `value must be one of`},
-		{`backend = { type = "longhorn", namespace = "Not_A_Name" }`, `DNS-1123 subdomain`},
+		{`backend = { type = "longhorn", namespace = "Not_A_Name" }`, `backend.namespace = "Not_A_Name" is not valid: a lowercase RFC 1123 subdomain`},
 		{`backend = { type = "longhorn", namespace = "lh", base_path = "/x" }`, `base_path names the OpenEBS hostpath directory`},
-		{`storage_class = "Not_A_Name"`, `DNS-1123 subdomain`},
+		{`storage_class = "Not_A_Name"`, `storage_class = "Not_A_Name" is not valid: a lowercase RFC 1123 subdomain`},
 	}
 	steps := make([]resource.TestStep, 0, len(cases)+1)
 	for _, c := range cases {
