@@ -76,7 +76,7 @@ go test -trimpath -race -count=1 $TESTARGS ./internal/node/...
 # Known failures on the three-node cluster, found by the first full run on it (2026-12-01) and
 # not fixed yet; each is listed in the issue notes (#16) with its cause. They are reported by
 # name on every run so that they cannot be forgotten. KNOWN_FAILING= runs them too.
-KNOWN_FAILING="${KNOWN_FAILING-TestAccStorageBackend_helmReleaseAttributes|TestAccStorageBackend_defaultClassDemotion|TestAccStorageBackend_guardByDriver|TestAccStorageBackend_guardInternalClaims|TestAccStorageBackend_longhorn|TestAccStorageBackend_openebsLifecycle|TestAccStorageBenchmark_nodePathOnThirdNode|TestAccStorageBenchmark_timeout|TestAccStorageBenchmark_localPathProvisioner|TestAccLocalPV_otherNode|TestAccLocalPV_nodePoweredOff}"
+KNOWN_FAILING="${KNOWN_FAILING-TestAccStorageBackend_helmReleaseAttributes|TestAccStorageBackend_defaultClassDemotion|TestAccStorageBackend_guardByDriver|TestAccStorageBackend_guardInternalClaims|TestAccStorageBackend_openebsLifecycle|TestAccStorageBenchmark_nodePathOnThirdNode|TestAccStorageBenchmark_timeout|TestAccStorageBenchmark_localPathProvisioner|TestAccLocalPV_otherNode|TestAccLocalPV_nodePoweredOff}"
 skip=()
 if [[ -n $KNOWN_FAILING ]]; then
 	log "NOT RUN (known failing on the three-node cluster): ${KNOWN_FAILING//|/ }"

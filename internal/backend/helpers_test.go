@@ -236,3 +236,13 @@ func (f *fixture) checkFootprint() func(*terraform.State) error {
 		return nil
 	}
 }
+
+// nodeCount is the number of the cluster's nodes (a DaemonSet's pods, with nothing in the way).
+func (f *fixture) nodeCount() int64 {
+	f.t.Helper()
+	nodes, err := f.client.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return int64(len(nodes.Items))
+}

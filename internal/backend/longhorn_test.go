@@ -59,8 +59,8 @@ func TestAccStorageBackend_longhorn(t *testing.T) {
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("chart_version"), knownvalue.StringExact("1.8.2")),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("app_version"), knownvalue.StringExact("v1.8.2")),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("storage_classes"), knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact("longhorn")})),
-					// longhorn-manager (DaemonSet, one node) and two UI replicas.
-					statecheck.ExpectKnownValue(addr, tfjsonpath.New("footprint").AtMapKey("pods"), knownvalue.Int64Exact(3)),
+					// longhorn-manager (a DaemonSet: one per node) and two UI replicas.
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("footprint").AtMapKey("pods"), knownvalue.Int64Exact(2+f.nodeCount())),
 				},
 				Check: resource.ComposeTestCheckFunc(f.checkFootprint(), f.checkLonghornClass("1", "disabled"), f.checkLonghornDefaultSetting("default-replica-count: 1")),
 			},

@@ -104,7 +104,8 @@ func TestAccStorageBackend_openebsLifecycle(t *testing.T) {
 				}},
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("storage_classes"), mayastorClasses),
-					statecheck.ExpectKnownValue(addr, tfjsonpath.New("footprint").AtMapKey("pods"), knownvalue.Int64Exact(3)),
+					// The provisioner, etcd (one replica) and io-engine on every (labelled) node.
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("footprint").AtMapKey("pods"), knownvalue.Int64Exact(2+f.nodeCount())),
 				},
 				Check: resource.ComposeTestCheckFunc(f.checkDaemonSet("openebs-io-engine"), f.checkFootprint(), f.checkClaimBound("data-openebs-etcd-0")),
 			},
