@@ -107,7 +107,8 @@ in_machine() {
 wait_until() {
 	local what=$1 timeout=$2
 	shift 2
-	local deadline=$((SECONDS + timeout))
+	local deadline=$((SECONDS + timeout)) next_report=$((SECONDS + 30))
+	WAIT_STATE=
 	until "$@" >/dev/null 2>&1; do
 		if ! kill -0 "$(cat "$PIDFILE" 2>/dev/null)" 2>/dev/null; then
 			tail -n 40 "$CONSOLE" >&2 || true
@@ -115,8 +116,13 @@ wait_until() {
 		fi
 		((SECONDS < deadline)) || {
 			tail -n 40 "$CONSOLE" >&2 || true
-			die "timed out after ${timeout}s waiting for $what on $MACHINE_NAME"
+			in_machine systemctl list-jobs --no-pager >&2 || true
+			die "timed out after ${timeout}s waiting for $what on $MACHINE_NAME${WAIT_STATE:+ (last seen: $WAIT_STATE)}"
 		}
+		if ((SECONDS >= next_report)); then
+			log "still waiting for $what on $MACHINE_NAME${WAIT_STATE:+ ($WAIT_STATE)}"
+			next_report=$((SECONDS + 30))
+		fi
 		sleep 0.2
 	done
 }
@@ -299,7 +305,7 @@ cmd_up() {
 		sleep 0.1
 	done
 	wait_until "systemd in $MACHINE_NAME" 60 leader
-	wait_until "$MACHINE_NAME to boot" 120 booted
+	wait_until "$MACHINE_NAME to boot" 300 booted
 	local u
 	for u in ssh.service "${MACHINE_WAIT_UNITS[@]}"; do
 		wait_until "$u" 60 in_machine systemctl is-active --quiet "$u"
@@ -339,7 +345,8 @@ cmd_launch() {
 # MACHINE_WAIT_UNITS say what matters).
 booted() {
 	local s
-	s=$(in_machine systemctl is-system-running 2>/dev/null) || true
+	s=$(in_machine systemctl is-system-running 2>&1) || true
+	WAIT_STATE="systemctl is-system-running: ${s:-no answer}"
 	[[ $s == running || $s == degraded ]]
 }
 
