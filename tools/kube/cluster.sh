@@ -500,6 +500,8 @@ cgroupRoot: /$NODE" >"$STATE/kubelet-config.yaml"
 ListenAddress $NODE_ADDRESS:$SSH_PORT
 HostKey $STATE/ssh/host-$NODE
 AuthorizedKeysFile $STATE/ssh/id_ed25519.pub
+# The key lives in the checkout, wherever that is: under /tmp (mode 1777) StrictModes refuses it.
+StrictModes no
 PidFile none
 PermitRootLogin prohibit-password
 PasswordAuthentication no
