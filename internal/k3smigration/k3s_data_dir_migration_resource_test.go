@@ -432,20 +432,26 @@ func startFakeKubelet(t *testing.T) *fakeKubelet {
 
 // drain = true cordons the node and evicts its pods through the API before the stop, and
 // uncordons it after; the health check sees the (fake) kubelet's lease renewed after the start.
+// A pod running on another (real) node is left alone.
 func TestAccK3sDataDirMigration_drain(t *testing.T) {
 	k := startFakeKubelet(t)
 	s := newStandin(t, standinOptions{})
 	client := acctest.Kube(t)
-	pod, err := client.CoreV1().Pods("default").Create(context.Background(), &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: acctest.RandomName("k3sm-pod"), Namespace: "default"},
-		Spec: corev1.PodSpec{NodeName: k.name, Containers: []corev1.Container{{Name: "app", Image: "pause", ImagePullPolicy: corev1.PullNever}},
-			Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}}},
-	}, metav1.CreateOptions{})
-	must(t, err)
-	t.Cleanup(func() {
-		zero := int64(0)
-		_ = client.CoreV1().Pods("default").Delete(context.Background(), pod.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
-	})
+	newPod := func(node, image string) *corev1.Pod {
+		pod, err := client.CoreV1().Pods("default").Create(context.Background(), &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: acctest.RandomName("k3sm-pod"), Namespace: "default"},
+			Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "app", Image: image, ImagePullPolicy: corev1.PullNever}},
+				Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}}},
+		}, metav1.CreateOptions{})
+		must(t, err)
+		t.Cleanup(func() {
+			zero := int64(0)
+			_ = client.CoreV1().Pods("default").Delete(context.Background(), pod.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
+		})
+		return pod
+	}
+	pod := newPod(k.name, "pause")
+	bystander := newPod(acctest.Node(t), acctest.PauseImage)
 	target := filepath.Join(s.Root, "mnt/nvme/k3s")
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
@@ -461,6 +467,10 @@ func TestAccK3sDataDirMigration_drain(t *testing.T) {
 				}
 				if _, err := client.CoreV1().Pods("default").Get(context.Background(), pod.Name, metav1.GetOptions{}); err == nil {
 					return fmt.Errorf("pod %s was not evicted", pod.Name)
+				}
+				other, err := client.CoreV1().Pods("default").Get(context.Background(), bystander.Name, metav1.GetOptions{})
+				if err != nil || other.UID != bystander.UID || other.DeletionTimestamp != nil {
+					return fmt.Errorf("pod %s on node %s, not the one drained, was touched: %v", bystander.Name, bystander.Spec.NodeName, err)
 				}
 				return nil
 			}),
