@@ -52,10 +52,12 @@ resource "clusterstorage_storage_backend" "test" {
 `, repo.URL, repo.CertFile, repo.KeyFile, insecure, g.ns, cpu, g.class, g.api, sensitive)
 	}
 	token := fmt.Sprintf(`{ name = "fixture.token", value = %q }`, secret)
+	// longhorn-manager is the fixture's only workload: a DaemonSet, one pod per node.
+	nodes := g.nodeCount()
 	footprint := func(cpu int64) []statecheck.StateCheck {
 		return []statecheck.StateCheck{
-			statecheck.ExpectKnownValue(addr, tfjsonpath.New("footprint").AtMapKey("cpu_requests_millicores"), knownvalue.Int64Exact(cpu)),
-			statecheck.ExpectKnownValue(addr, tfjsonpath.New("footprint").AtMapKey("memory_requests_bytes"), knownvalue.Int64Exact(20<<20)),
+			statecheck.ExpectKnownValue(addr, tfjsonpath.New("footprint").AtMapKey("cpu_requests_millicores"), knownvalue.Int64Exact(cpu*nodes)),
+			statecheck.ExpectKnownValue(addr, tfjsonpath.New("footprint").AtMapKey("memory_requests_bytes"), knownvalue.Int64Exact(20<<20*nodes)),
 			statecheck.ExpectSensitiveValue(addr, tfjsonpath.New("set_sensitive").AtSliceIndex(0).AtMapKey("value")),
 		}
 	}

@@ -29,7 +29,6 @@ import (
 var (
 	settingGVR = schema.GroupVersionResource{Group: "longhorn.io", Version: "v1beta2", Resource: "settings"}
 	volumeGVR  = schema.GroupVersionResource{Group: "longhorn.io", Version: "v1beta2", Resource: "volumes"}
-	crdGVR     = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 )
 
 // guardChartsDir holds this package's own fixture charts (testdata/charts/README.md).
@@ -64,9 +63,9 @@ func newGuard(t *testing.T) *guard {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The fixture's CRDs are in its templates, as in the real chart: they go with the release.
+	acctest.SweepOldLonghornCRDs(t, rc)
 	g := &guard{dyn: dyn, class: acctest.RandomName("acc-lh")}
-	// Registered before the fixture's cleanup, so it runs after the release is uninstalled.
-	g.removeCRDsAtEnd(t)
 	g.fixture = newFixture(t)
 	g.repo = acctest.StartChartRepo(t, guardChartsDir())
 	g.api = acctest.StartAPIProxy(t)
@@ -95,38 +94,6 @@ resource "clusterstorage_storage_backend" "test" {
 %s
 }
 `, g.repo, g.ns, g.defaultClass, g.class, !upgrades, g.api, sets, extra)
-}
-
-// removeCRDsAtEnd deletes the fixture's Longhorn CRDs after the test if the test made them
-// (they did not exist before) and no other namespace has Longhorn objects by then.
-func (g *guard) removeCRDsAtEnd(t *testing.T) {
-	for _, crd := range []struct {
-		name string
-		gvr  schema.GroupVersionResource
-	}{{"settings.longhorn.io", settingGVR}, {"volumes.longhorn.io", volumeGVR}} {
-		if _, err := g.dyn.Resource(crdGVR).Get(context.Background(), crd.name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-			continue // someone else's (or unreadable): leave it
-		}
-		t.Cleanup(func() {
-			ctx := context.Background()
-			list, err := g.dyn.Resource(crd.gvr).Namespace("").List(ctx, metav1.ListOptions{})
-			if err != nil && !apierrors.IsNotFound(err) {
-				t.Logf("cleanup: listing %s: %v", crd.name, err)
-				return
-			}
-			if list != nil {
-				for _, item := range list.Items {
-					if g.fixture == nil || item.GetNamespace() != g.ns {
-						t.Logf("cleanup: leaving CRD %s, still used in namespace %s", crd.name, item.GetNamespace())
-						return
-					}
-				}
-			}
-			if err := g.dyn.Resource(crdGVR).Delete(ctx, crd.name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-				t.Logf("cleanup: deleting CRD %s: %v", crd.name, err)
-			}
-		})
-	}
 }
 
 // userClass makes a StorageClass of Longhorn's driver, as a user does for e.g. a single-replica

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
@@ -17,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/acctest"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
 )
 
 const addr = "clusterstorage_storage_backend.test"
@@ -230,9 +232,31 @@ func (f *fixture) checkClaimBound(name string) func(*terraform.State) error {
 	}
 }
 
+// deleteClaim deletes a claim of the test's namespace and waits until its volume is gone too
+// (reclaim Delete: the provisioner removes it), as a user does before a destroy the guard allows.
 func (f *fixture) deleteClaim(name string) func(*terraform.State) error {
 	return func(*terraform.State) error {
-		return f.client.CoreV1().PersistentVolumeClaims(f.ns).Delete(context.Background(), name, metav1.DeleteOptions{})
+		ctx := context.Background()
+		pvc, err := f.client.CoreV1().PersistentVolumeClaims(f.ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if err := f.client.CoreV1().PersistentVolumeClaims(f.ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+			return err
+		}
+		return kube.Poll(ctx, 250*time.Millisecond, 2*time.Minute, "claim "+name+" and its volume "+pvc.Spec.VolumeName+" to go", func(ctx context.Context) (bool, string, error) {
+			if _, err := f.client.CoreV1().PersistentVolumeClaims(f.ns).Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				return false, "claim still there", nil
+			}
+			pv, err := f.client.CoreV1().PersistentVolumes().Get(ctx, pvc.Spec.VolumeName, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				return true, "", nil
+			}
+			if err != nil {
+				return kube.KeepPolling(err)
+			}
+			return false, "volume " + string(pv.Status.Phase) + " " + pv.Status.Message, nil
+		})
 	}
 }
 
