@@ -73,21 +73,11 @@ log "internal/node under the race detector"
 # shellcheck disable=SC2086
 go test -trimpath -race -count=1 $TESTARGS ./internal/node/...
 
-# Known failures on the three-node cluster, found by the first full run on it (2026-12-01) and
-# not fixed yet; each is listed in the issue notes (#16) with its cause. They are reported by
-# name on every run so that they cannot be forgotten. KNOWN_FAILING= runs them too.
-KNOWN_FAILING="${KNOWN_FAILING-TestAccStorageBackend_helmReleaseAttributes|TestAccStorageBackend_defaultClassDemotion|TestAccStorageBackend_guardByDriver|TestAccStorageBackend_guardInternalClaims|TestAccStorageBackend_openebsLifecycle|TestAccStorageBenchmark_nodePathOnThirdNode|TestAccStorageBenchmark_timeout|TestAccStorageBenchmark_localPathProvisioner|TestAccLocalPV_otherNode|TestAccLocalPV_nodePoweredOff}"
-skip=()
-if [[ -n $KNOWN_FAILING ]]; then
-	log "NOT RUN (known failing on the three-node cluster): ${KNOWN_FAILING//|/ }"
-	skip=(-skip "^(${KNOWN_FAILING})\$")
-fi
-
 for cli in $TEST_CLIS; do
 	log "acceptance tests under $cli ($("bin/$cli" version | head -1))"
 	# One package at a time (-p 1): packages share cluster-wide names (Longhorn's CRDs, default
 	# classes) and their tests must not interleave across packages.
 	# shellcheck disable=SC2086
 	TF_ACC=1 TF_ACC_TERRAFORM_PATH="$ROOT/bin/$cli" \
-		go test -trimpath -count=1 -p 1 -timeout 60m -run '^TestAcc' "${skip[@]}" $TESTARGS ./internal/...
+		go test -trimpath -count=1 -p 1 -timeout 60m -run '^TestAcc' $TESTARGS ./internal/...
 done
