@@ -1,7 +1,9 @@
 package benchmark
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -21,8 +23,10 @@ const maxRankCV = 0.15
 
 // measured is what the rounds of one target gave.
 type measured struct {
-	Name    string
-	Kind    targetKind
+	Name string
+	Kind targetKind
+	// Node is the node the target ran on ("" when the scheduler chose: no node named).
+	Node    string
 	Median  fio.Result
 	Spreads map[string]spread
 	Rounds  int
@@ -170,6 +174,13 @@ func table(title string, ms []measured, baseline string) string {
 		header[i+1] = m.Name
 	}
 	rows := [][]string{header}
+	if slices.ContainsFunc(cols, func(m measured) bool { return m.Node != "" }) {
+		row := []string{"node"}
+		for _, m := range cols {
+			row = append(row, cmp.Or(m.Node, "any"))
+		}
+		rows = append(rows, row)
+	}
 	active := activeFigures(cols)
 	for _, f := range active {
 		row := []string{f.Label}

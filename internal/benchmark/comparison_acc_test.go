@@ -178,6 +178,34 @@ func TestAccStorageComparison_badInput(t *testing.T) {
 	})
 }
 
+// Targets built by an expression that is unknown until apply (a for over a resource's outputs,
+// merged, as examples/quickstart does over a variable) plan without an error; they are checked
+// when they are known.
+func TestAccStorageComparison_targetsUnknownAtPlan(t *testing.T) {
+	acctest.Kube(t)
+	config := acctest.ProviderConfig() + `
+resource "terraform_data" "class" {
+  input = "some-class"
+}
+
+data "clusterstorage_storage_comparison" "test" {
+  targets = merge(
+    { disk = { node_path = "/mnt", node = "n1" } },
+    { pv = { storage_class = terraform_data.class.id, node = "n1" } },
+    { for name in toset([terraform_data.class.id]) : "class ${name}" => { storage_class = name } },
+  )
+  baseline = "disk"
+}
+`
+	resource.ParallelTest(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: config, PlanOnly: true, ExpectNonEmptyPlan: true,
+		}},
+	})
+}
+
 // logTable logs the comparison's table and warnings.
 func logTable(t *testing.T) statecheck.StateCheck {
 	return stateAt{cmpAddr, func(values map[string]any) error {

@@ -50,6 +50,13 @@ func (d *ComparisonDataSource) Configure(_ context.Context, req datasource.Confi
 // ValidateConfig refuses, at plan time, no targets, an unknown baseline, rounds out of range, and
 // whatever the benchmark refuses of a target or the fio job.
 func (d *ComparisonDataSource) ValidateConfig(ctx context.Context, req datasource.ValidateConfigRequest, resp *datasource.ValidateConfigResponse) {
+	// targets built by an expression (merge(), a for over a resource's outputs) can be unknown
+	// as a whole or per target until apply: check them then.
+	var targets types.Map
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("targets"), &targets)...)
+	if resp.Diagnostics.HasError() || mapUnknown(targets) {
+		return
+	}
 	var m comparisonModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
 	if resp.Diagnostics.HasError() || m.anyUnknown() {
@@ -140,7 +147,7 @@ func (d *ComparisonDataSource) Read(ctx context.Context, req datasource.ReadRequ
 	ms := make([]measured, 0, len(targets))
 	for _, t := range targets {
 		rs := results[t.Name]
-		mt := measured{Name: t.Name, Kind: t.Request.Target.Kind, Median: medianResult(rs), Spreads: spreads(rs), Rounds: len(rs)}
+		mt := measured{Name: t.Name, Kind: t.Request.Target.Kind, Node: t.Request.Target.Node, Median: medianResult(rs), Spreads: spreads(rs), Rounds: len(rs)}
 		if t.BackendNamespace != "" {
 			use, diags := backendMemory(ctx, client, t.BackendNamespace, targetPath(t.Name).AtName("backend_namespace"))
 			resp.Diagnostics.Append(diags...)
@@ -242,4 +249,17 @@ func (m *comparisonModel) observed(targets []comparisonTarget, ms []measured, ba
 	m.MetricsAPI = types.BoolValue(metricsAPI)
 	m.Table = types.StringValue(table("fio "+spec.Jobs[0].Name, ms, baseline))
 	m.Warnings = append([]string{}, warnings...)
+}
+
+// mapUnknown reports whether a map, or one of its elements, is not known yet.
+func mapUnknown(m types.Map) bool {
+	if m.IsUnknown() {
+		return true
+	}
+	for _, v := range m.Elements() {
+		if v.IsUnknown() {
+			return true
+		}
+	}
+	return false
 }

@@ -100,7 +100,7 @@ func (d *ComparisonDataSource) Schema(ctx context.Context, _ datasource.SchemaRe
 		},
 		"table": schema.StringAttribute{
 			Computed: true,
-			MarkdownDescription: "The comparison as a table for people, as in the seed article: a column per target (the baseline first), a row per headline " +
+			MarkdownDescription: "The comparison as a table for people, as in the seed article: a column per target (the baseline first), the node each target ran on (when it names one), a row per headline " +
 				"figure (median ± coefficient of variation), the IOPS ratio to the baseline (`~` marks a ratio within the spread), and the memory " +
 				"of the pods serving each target.",
 		},

@@ -1,6 +1,7 @@
 package benchmark
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
@@ -87,6 +88,12 @@ memory (requests)                0 MiB        100 MiB          0 MiB
 (medians of 3 interleaved rounds, ± coefficient of variation; ~ marks a ratio within the spread)`
 	if got != want {
 		t.Errorf("table =\n%s\nwant\n%s", got, want)
+	}
+	// The node each figure came from, when a target named one.
+	disk.Node, pv.Node = "k8s1", "k8s3"
+	got = table("fio", []measured{disk, pv, oe}, "node disk")
+	if line := strings.Split(got, "\n")[1]; !regexp.MustCompile(`^node +k8s1 +any +k8s3$`).MatchString(line) {
+		t.Errorf("node row %q, want the node of each column (any: the scheduler chose):\n%s", line, got)
 	}
 	oe.Memory.UsageKnown = false
 	got = table("fio", []measured{disk, oe}, "node disk")
