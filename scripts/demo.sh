@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # make demo / make demo-down.
 #
-# up: builds what it needs, starts the local cluster and an sshd on 127.0.0.1 standing for its
-# node, and applies examples/quickstart (in .demo/work, so the example stays clean). Prints the
-# comparison the outputs hold.
-# down: destroys what the demo applied, stops its sshd and the local cluster.
+# up: builds what it needs, starts the local cluster (three nodes, each with its own sshd), and
+# applies examples/quickstart (in .demo/work, so the example stays clean) on every node. Prints
+# the comparison the outputs hold.
+# down: destroys what the demo applied and stops the local cluster.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -19,20 +19,34 @@ export CHECKPOINT_DISABLE=1
 
 step() { printf '\n==> [%3ds] %s\n' "$SECONDS" "$*" >&2; }
 
+# write_vars: the quickstart's variables. On the local cluster every node is reached through its
+# own sshd (nodes.json, written by tools/kube/cluster.sh): node 1's volume lives in .demo/disks on
+# this machine, each machine node's on its data disk. On another cluster
+# (CLUSTERSTORAGE_ACC_KUBECONFIG) the first node only, through an sshd the demo starts here.
 write_vars() {
-	local node
-	node="$(bin/kube kubectl --kubeconfig "$KUBECONFIG_PATH" get nodes -o 'jsonpath={.items[0].metadata.name}')"
-	cat >"$DEMO/work/terraform.tfvars" <<VARS
-kubeconfig       = "$KUBECONFIG_PATH"
-node             = "$node"
-ssh_user         = "$(id -un)"
-ssh_port         = $SSH_PORT
-ssh_key_path     = "$DEMO/ssh/client_ed25519"
-known_hosts_path = "$DEMO/ssh/known_hosts"
-data_dir         = "$DEMO/disks"
-fio_image        = "localhost/clusterstorage/fio:3.33"
-openebs_chart    = "$DEMO/charts/openebs-4.4"
-VARS
+	local nodes_json
+	nodes_json="$(dirname "$KUBECONFIG_PATH")/nodes.json"
+	{
+		printf 'kubeconfig    = "%s"\n' "$KUBECONFIG_PATH"
+		printf 'fio_image     = "localhost/clusterstorage/fio:3.33"\n'
+		printf 'openebs_chart = "%s"\n' "$DEMO/charts/openebs-4.4"
+		if [[ -f $nodes_json ]]; then
+			jq -r --arg disks "$DEMO/disks" '
+				"ssh_user         = \"\(.ssh_user)\"",
+				"ssh_key_path     = \"\(.ssh_private_key)\"",
+				"known_hosts_path = \"\(.ssh_known_hosts)\"",
+				"nodes = {",
+				(.nodes[] | "  \"\(.name)\" = { host = \"\(.ssh_host)\", port = \(.ssh_port), data_dir = \"\(if (.data_disks | length) > 0 then .data_disks[0] + "/quickstart" else $disks end)\" }"),
+				"}"' "$nodes_json"
+		else
+			local node
+			node="$(bin/kube kubectl --kubeconfig "$KUBECONFIG_PATH" get nodes -o 'jsonpath={.items[0].metadata.name}')"
+			printf 'ssh_user         = "%s"\n' "$(id -un)"
+			printf 'ssh_key_path     = "%s"\n' "$DEMO/ssh/client_ed25519"
+			printf 'known_hosts_path = "%s"\n' "$DEMO/ssh/known_hosts"
+			printf 'nodes = {\n  "%s" = { host = "127.0.0.1", port = %s, data_dir = "%s" }\n}\n' "$node" "$SSH_PORT" "$DEMO/disks"
+		fi
+	} >"$DEMO/work/terraform.tfvars"
 }
 
 up() {
@@ -48,8 +62,10 @@ up() {
 		step "starting metrics-server on the local cluster (memory overhead is measured, not guessed)"
 		tools/kube/metrics.sh up "$DEMO/metrics-server" "$KUBECONFIG_PATH"
 	fi
-	step "starting an sshd on 127.0.0.1:$SSH_PORT for the node"
-	start_sshd "$DEMO/ssh" "$SSH_PORT"
+	if [[ ! -f "$(dirname "$KUBECONFIG_PATH")/nodes.json" ]]; then
+		step "starting an sshd on 127.0.0.1:$SSH_PORT for the node"
+		start_sshd "$DEMO/ssh" "$SSH_PORT"
+	fi
 	mkdir -p "$DEMO/work" "$DEMO/disks"
 	cp examples/quickstart/*.tf "$DEMO/work/"
 	# The fixture OpenEBS chart: the real chart's value keys and StorageClass, with a real
@@ -73,11 +89,11 @@ down() {
 		export TF_CLI_CONFIG_FILE
 		TF_CLI_CONFIG_FILE="$(scripts/devrc.sh)"
 		KUBECONFIG_PATH="$ROOT/.cluster/kubeconfig"
-		start_sshd "$DEMO/ssh" "$SSH_PORT"
+		if [[ -d $DEMO/ssh ]]; then start_sshd "$DEMO/ssh" "$SSH_PORT"; fi
 		step "terraform destroy"
 		"$TF" -chdir="$DEMO/work" destroy -auto-approve -input=false
 	fi
-	stop_sshd "$DEMO/ssh"
+	if [[ -d $DEMO/ssh ]]; then stop_sshd "$DEMO/ssh"; fi
 	if [[ -d $DEMO/metrics-server ]] && cluster_running; then
 		tools/kube/metrics.sh down "$DEMO/metrics-server" "$ROOT/.cluster/kubeconfig"
 	fi

@@ -3,41 +3,32 @@ variable "kubeconfig" {
   type        = string
 }
 
-variable "node" {
-  description = "Kubernetes node that holds the local volumes and the node-path benchmark."
-  type        = string
+variable "nodes" {
+  description = "The nodes to compare on, by Kubernetes node name: the address and port of each node's sshd, and the directory on that node below which its local volume and its node-path benchmark live. The first node by name also holds OpenEBS's hostpath volumes and the comparison's baseline."
+  type = map(object({
+    host     = string
+    port     = optional(number, 22)
+    data_dir = string
+  }))
+  validation {
+    condition     = length(var.nodes) > 0
+    error_message = "Name at least one node."
+  }
 }
 
 variable "ssh_user" {
-  description = "SSH login user on the node."
+  description = "SSH login user on the nodes."
   type        = string
   default     = "root"
 }
 
-variable "ssh_port" {
-  description = "SSH port of the node."
-  type        = number
-  default     = 22
-}
-
-variable "ssh_host" {
-  description = "Address to reach the node at over SSH."
-  type        = string
-  default     = "127.0.0.1"
-}
-
 variable "ssh_key_path" {
-  description = "Private key to log in with."
+  description = "Private key to log in to the nodes with."
   type        = string
 }
 
 variable "known_hosts_path" {
-  description = "known_hosts file holding the node's host key."
-  type        = string
-}
-
-variable "data_dir" {
-  description = "Directory on the node below which the volumes and the node-path benchmark live."
+  description = "known_hosts file holding the nodes' host keys."
   type        = string
 }
 
@@ -60,7 +51,7 @@ variable "rounds" {
 }
 
 variable "min_read_iops" {
-  description = "The check block's threshold for the local volume's read IOPS (database profile)."
+  description = "The check block's threshold for every local volume's read IOPS (database profile)."
   type        = number
   default     = 5000
 }

@@ -90,7 +90,8 @@ func activeFigures(ms []measured) []figure {
 
 // cacheWarnings returns a warning for each target that is faster than a node_path baseline (the
 // raw disk below it) beyond the spread on a figure: storage cannot beat the disk it sits on, so
-// something (the page cache, a backend's cache) served the I/O.
+// something (the page cache, a backend's cache) served the I/O. A target on another node than the
+// baseline's sits on another disk: it is not warned about.
 func cacheWarnings(ms []measured, baseline string) []string {
 	var b *measured
 	for i := range ms {
@@ -103,7 +104,7 @@ func cacheWarnings(ms []measured, baseline string) []string {
 	}
 	var out []string
 	for _, m := range ms {
-		if m.Name == baseline {
+		if m.Name == baseline || (m.Node != "" && b.Node != "" && m.Node != b.Node) {
 			continue
 		}
 		rs := ratios(m, *b)

@@ -68,7 +68,7 @@ func (d *ComparisonDataSource) Schema(ctx context.Context, _ datasource.SchemaRe
 		"baseline": schema.StringAttribute{
 			Required: true,
 			MarkdownDescription: "Name of the target the others are compared with, usually the node's disk (a `node_path` target): every result has the ratio of " +
-				"each figure to the baseline's. A target faster than a `node_path` baseline beyond the spread is warned about (probably a cache).",
+				"each figure to the baseline's. A target on the baseline's node that is faster than a `node_path` baseline beyond the spread is warned about (probably a cache).",
 		},
 		"rounds": roundsAttribute("the job runs on each target, interleaved: the first round visits the targets in name order (A B C), "+
 			"the next starts one later (B C A), and so on, so drift on the machine hits every target alike", DefaultComparisonRounds),

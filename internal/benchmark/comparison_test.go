@@ -52,6 +52,16 @@ func TestCacheWarnings(t *testing.T) {
 	if got := cacheWarnings([]measured{pvBase, cached}, "disk"); len(got) != 0 {
 		t.Errorf("warnings against a storage class baseline: %q", got)
 	}
+	// A target on another node sits on another disk.
+	elsewhere := cached
+	disk.Node, elsewhere.Node = "k8s1", "k8s2"
+	if got := cacheWarnings([]measured{disk, elsewhere}, "disk"); len(got) != 0 {
+		t.Errorf("warnings for a target on another node than the baseline: %q", got)
+	}
+	cached.Node = "k8s1"
+	if got := cacheWarnings([]measured{disk, cached}, "disk"); len(got) != 1 {
+		t.Errorf("no warning for a faster target on the baseline's node: %q", got)
+	}
 	// Faster within the spread is no warning; one round never is.
 	oneRound := measuredOf("cached", targetStorageClass, [3]float64{9000, 410, 90})
 	if got := cacheWarnings([]measured{disk, same, oneRound}, "disk"); len(got) != 0 {
