@@ -17,3 +17,16 @@ if ((${#missing[@]})); then
 	apt-get update -qq >/dev/null
 	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+
+# open-iscsi and the NFS client stay off this machine: the per-node preflight test installs them
+# on one machine node only, with dpkg from bin/debs (bind-mounted into every machine node), so the
+# test itself needs no network. Downloaded with what they need beyond this machine's packages
+# (the machines run this machine's root file system).
+debs="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/bin/debs"
+if ! compgen -G "$debs/open-iscsi_*.deb" >/dev/null || ! compgen -G "$debs/nfs-common_*.deb" >/dev/null; then
+	echo "==> downloading open-iscsi and nfs-common into $debs" >&2
+	mkdir -p "$debs/partial"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq >/dev/null
+	apt-get install --download-only -y -qq --no-install-recommends -o "Dir::Cache::archives=$debs" open-iscsi nfs-common >/dev/null
+fi

@@ -51,11 +51,13 @@ type ClusterNode struct {
 
 // clusterNodes is the nodes file.
 type clusterNodes struct {
-	SSHUser       string        `json:"ssh_user"`
-	SSHPrivateKey string        `json:"ssh_private_key"`
-	SSHKnownHosts string        `json:"ssh_known_hosts"`
-	NodeTool      string        `json:"node_tool"`
-	Nodes         []ClusterNode `json:"nodes"`
+	SSHUser       string `json:"ssh_user"`
+	SSHPrivateKey string `json:"ssh_private_key"`
+	SSHKnownHosts string `json:"ssh_known_hosts"`
+	NodeTool      string `json:"node_tool"`
+	// MachineBin is where this checkout's bin/ is bind-mounted (read-only) in every machine node.
+	MachineBin string        `json:"machine_bin"`
+	Nodes      []ClusterNode `json:"nodes"`
 
 	pool *node.Pool
 }
@@ -166,9 +168,15 @@ func ProviderConfigNodes(nodes ...ClusterNode) string {
 `, Kubeconfig(), c.SSHUser, c.SSHPrivateKey, c.SSHKnownHosts, entries.String())
 }
 
-// Run runs a fixed sh script with args ($1, $2...) on the node over its sshd and returns its
-// standard output.
+// Run runs a fixed sh script with args ($1, $2...) on the node over its sshd, within a minute,
+// and returns its standard output.
 func (n ClusterNode) Run(t testing.TB, script string, args ...string) (string, error) {
+	t.Helper()
+	return n.RunWithin(t, time.Minute, script, args...)
+}
+
+// RunWithin is Run with a deadline of its own, for a script that takes longer (a package install).
+func (n ClusterNode) RunWithin(t testing.TB, timeout time.Duration, script string, args ...string) (string, error) {
 	t.Helper()
 	host, err := n.cluster.pool.Host(node.Target{
 		Endpoint: node.Endpoint{
@@ -179,7 +187,7 @@ func (n ClusterNode) Run(t testing.TB, script string, args ...string) (string, e
 			HostKey: node.HostKeyPolicy{KnownHostsFile: n.cluster.SSHKnownHosts},
 		},
 		ConnectTimeout: 10 * time.Second,
-		CommandTimeout: time.Minute,
+		CommandTimeout: timeout,
 	})
 	if err != nil {
 		return "", err
@@ -270,4 +278,13 @@ func LocalNodeName(t testing.TB, kubeconfig string) string {
 		}
 	}
 	return ""
+}
+
+// MachineBin is where the node, a machine of its own, sees this checkout's bin/ (read-only).
+func (n ClusterNode) MachineBin(t testing.TB) string {
+	t.Helper()
+	if n.MachineDir == "" || n.cluster.MachineBin == "" {
+		t.Fatalf("node %s has no bin/ of this checkout bound in (%s)", n.Name, NodesFile())
+	}
+	return n.cluster.MachineBin
 }

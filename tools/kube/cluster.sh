@@ -946,8 +946,8 @@ write_nodes_json() {
 	local i name address known=$STATE/ssh/known_hosts sep="" d disks k3s
 	: >"$known.tmp"
 	{
-		printf '{\n  "ssh_user": "root",\n  "ssh_private_key": "%s",\n  "ssh_known_hosts": "%s",\n  "node_tool": "%s",\n  "nodes": [' \
-			"$STATE/ssh/id_ed25519" "$known" "$HERE/node.sh"
+		printf '{\n  "ssh_user": "root",\n  "ssh_private_key": "%s",\n  "ssh_known_hosts": "%s",\n  "node_tool": "%s",\n  "machine_bin": "%s",\n  "nodes": [' \
+			"$STATE/ssh/id_ed25519" "$known" "$HERE/node.sh" "$MACHINE_BIN"
 		for ((i = 1; i <= NODE_COUNT; i++)); do
 			name=$(node_name "$i")
 			address=$(node_address "$i")
