@@ -275,15 +275,26 @@ ensure_binaries() {
 
 # --- certificates and kubeconfigs ------------------------------------------------
 
-# new_cert NAME SUBJECT EXT: an ECDSA P-256 key and a certificate signed by
-# the cluster CA with the given X.509 extensions (one per line).
+# new_ca NAME CN: a self-signed ECDSA P-256 certificate authority.
+new_ca() {
+	local name=$1 cn=$2
+	[[ -f $PKI/$name.crt ]] && return 0
+	openssl ecparam -name prime256v1 -genkey -noout -out "$PKI/$name.key" 2>/dev/null
+	printf '[req]\ndistinguished_name=dn\n[dn]\n[ca]\nbasicConstraints=critical,CA:TRUE\nkeyUsage=critical,digitalSignature,keyCertSign,cRLSign\nsubjectKeyIdentifier=hash\n' >"$PKI/$name.cnf"
+	openssl req -x509 -new -key "$PKI/$name.key" -subj "/CN=$cn" -days 3650 -sha256 \
+		-config "$PKI/$name.cnf" -extensions ca -out "$PKI/$name.crt" 2>/dev/null
+	rm -f "$PKI/$name.cnf"
+}
+
+# new_cert NAME SUBJECT EXT [CA]: an ECDSA P-256 key and a certificate signed by
+# the cluster CA (or the CA named) with the given X.509 extensions (one per line).
 new_cert() {
-	local name=$1 subj=$2 ext=$3
+	local name=$1 subj=$2 ext=$3 ca=${4:-ca}
 	[[ -f $PKI/$name.crt ]] && return 0
 	openssl ecparam -name prime256v1 -genkey -noout -out "$PKI/$name.key" 2>/dev/null
 	openssl req -new -key "$PKI/$name.key" -subj "$subj" -out "$PKI/$name.csr" 2>/dev/null
 	printf '%s\n' "$ext" >"$PKI/$name.ext"
-	openssl x509 -req -in "$PKI/$name.csr" -CA "$PKI/ca.crt" -CAkey "$PKI/ca.key" -CAcreateserial \
+	openssl x509 -req -in "$PKI/$name.csr" -CA "$PKI/$ca.crt" -CAkey "$PKI/$ca.key" -CAcreateserial \
 		-days 3650 -sha256 -extfile "$PKI/$name.ext" -out "$PKI/$name.crt" 2>/dev/null
 	rm -f "$PKI/$name.csr" "$PKI/$name.ext"
 }
@@ -294,14 +305,12 @@ server_ext() { printf 'basicConstraints=critical,CA:FALSE\nkeyUsage=critical,dig
 ensure_pki() {
 	mkdir -p "$PKI"
 	chmod 700 "$PKI"
-	if [[ ! -f $PKI/ca.crt ]]; then
-		log "generating certificates"
-		openssl ecparam -name prime256v1 -genkey -noout -out "$PKI/ca.key" 2>/dev/null
-		printf '[req]\ndistinguished_name=dn\n[dn]\n[ca]\nbasicConstraints=critical,CA:TRUE\nkeyUsage=critical,digitalSignature,keyCertSign,cRLSign\nsubjectKeyIdentifier=hash\n' >"$PKI/ca.cnf"
-		openssl req -x509 -new -key "$PKI/ca.key" -subj "/CN=clusterstorage-ca" -days 3650 -sha256 \
-			-config "$PKI/ca.cnf" -extensions ca -out "$PKI/ca.crt" 2>/dev/null
-		rm -f "$PKI/ca.cnf"
-	fi
+	[[ -f $PKI/ca.crt ]] || log "generating certificates"
+	new_ca ca clusterstorage-ca
+	# The aggregation layer's own CA and the client certificate the API server presents to
+	# extension API servers (metrics-server), as kubeadm makes them.
+	new_ca front-proxy-ca clusterstorage-front-proxy-ca
+	new_cert front-proxy-client "/CN=front-proxy-client" "$(client_ext)" front-proxy-ca
 	new_cert apiserver "/CN=kube-apiserver" "$(server_ext "DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local,IP:127.0.0.1,IP:10.0.0.1")"
 	new_cert apiserver-kubelet-client "/O=system:masters/CN=kube-apiserver-kubelet-client" "$(client_ext)"
 	new_cert admin "/O=system:masters/CN=clusterstorage-admin" "$(client_ext)"
@@ -792,6 +801,13 @@ start_apiserver() {
 		--kubelet-client-key="$PKI/apiserver-kubelet-client.key" \
 		--kubelet-certificate-authority="$PKI/ca.crt" \
 		--kubelet-preferred-address-types=InternalIP \
+		--requestheader-client-ca-file="$PKI/front-proxy-ca.crt" \
+		--requestheader-allowed-names=front-proxy-client \
+		--requestheader-username-headers=X-Remote-User \
+		--requestheader-group-headers=X-Remote-Group \
+		--requestheader-extra-headers-prefix=X-Remote-Extra- \
+		--proxy-client-cert-file="$PKI/front-proxy-client.crt" \
+		--proxy-client-key-file="$PKI/front-proxy-client.key" \
 		--service-account-issuer=https://kubernetes.default.svc.cluster.local \
 		--service-account-key-file="$PKI/sa.pub" \
 		--service-account-signing-key-file="$PKI/sa.key" \
