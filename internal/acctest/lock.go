@@ -32,6 +32,9 @@ const (
 	LockSnapshotCRDs = "volumesnapshot-crds"
 	// LockMayastorNode: the openebs.io/engine=mayastor label on the cluster's nodes.
 	LockMayastorNode = "mayastor-node-label"
+	// LockLocalPath: rancher/local-path-provisioner's class `local-path` and namespace
+	// `local-path-storage`, deployed by the test that needs them and removed at its end.
+	LockLocalPath = "local-path"
 )
 
 const (

@@ -80,8 +80,9 @@ data "clusterstorage_storage_comparison" "test" {
 					return nil
 				})),
 				statecheck.ExpectKnownValue(cmpAddr, tfjsonpath.New("results").AtMapKey("local_path").AtMapKey("memory").AtMapKey("usage_bytes"), usage),
+				// Every target ran on the comparison's node.
 				statecheck.ExpectKnownValue(cmpAddr, tfjsonpath.New("table"), knownvalue.StringRegexp(regexp.MustCompile(
-					`(?s)^fio database +disk +local_path +local_pv\nread IOPS +\d+ ±\d+% +\d+ ±\d+% +\d+ ±\d+%\n.*read IOPS vs disk +1\.00x +\d+\.\d\dx( ~)? +\d+\.\d\dx( ~)?\n.*memory \(working set\) +0 MiB +(\d+ MiB|no metrics API) +0 MiB\n`))),
+					`(?s)^fio database +disk +local_path +local_pv\nnode( +`+regexp.QuoteMeta(e.node)+`){3}\nread IOPS +\d+ ±\d+% +\d+ ±\d+% +\d+ ±\d+%\n.*read IOPS vs disk +1\.00x +\d+\.\d\dx( ~)? +\d+\.\d\dx( ~)?\n.*memory \(working set\) +0 MiB +(\d+ MiB|no metrics API) +0 MiB\n`))),
 				comparisonPlausible([]string{"disk", "local_path", "local_pv"}, 2),
 				logTable(t),
 			},

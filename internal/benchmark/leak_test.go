@@ -153,10 +153,12 @@ const localPathClass = "local-path"
 
 // needLocalPath makes sure the cluster has localPathClass: the cluster's own, or the provisioner
 // deployed from testdata (on the local cluster, whose node has the image), removed when the test
-// ends. It skips the test when neither is possible.
+// ends. It holds acctest.LockLocalPath until then, so that a test running at the same time does
+// not use the provisioner while another removes it. It skips the test when neither is possible.
 func needLocalPath(t *testing.T, e *env) {
 	t.Helper()
 	ctx := context.Background()
+	acctest.LockCluster(t, e.client, acctest.LockLocalPath)
 	if _, err := e.client.StorageV1().StorageClasses().Get(ctx, localPathClass, metav1.GetOptions{}); err == nil {
 		return
 	}
