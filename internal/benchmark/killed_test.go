@@ -272,7 +272,7 @@ data "clusterstorage_storage_benchmark" "test" {
   }
 }
 `, class, e.ns, e.node),
-				ExpectError: expectError(`its image could not be pulled \(\d+ times\)`),
+				ExpectError: acctest.ErrorRegexp(`its image could not be pulled \(\d+ times\)`),
 			},
 			{
 				PreConfig: func() {
