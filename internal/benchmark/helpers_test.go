@@ -183,6 +183,8 @@ func plausible(reads, writes bool) statecheck.StateCheck {
 	return acctest.CheckValues(addr, func(values map[string]any) error { return plausibleIn(values, reads, writes) })
 }
 
+// plausibleIn is plausible on the attribute values of one result (a comparison checks each of
+// its results with it).
 func plausibleIn(values map[string]any, reads, writes bool) error {
 	var errs []error
 	for _, d := range []struct {
