@@ -25,7 +25,8 @@ if [[ ! -x bin/helm || tools/helm/go.mod -nt bin/helm || tools/helm/go.sum -nt b
 	(cd tools/helm && go build -trimpath -o "$ROOT/bin/helm" helm.sh/helm/v3/cmd/helm)
 fi
 cluster_up
-export TF_CLI_CONFIG_FILE="$(scripts/devrc.sh)" CHECKPOINT_DISABLE=1 TF_IN_AUTOMATION=1
+TF_CLI_CONFIG_FILE="$(scripts/devrc.sh)"
+export TF_CLI_CONFIG_FILE CHECKPOINT_DISABLE=1 TF_IN_AUTOMATION=1
 export KUBECONFIG="$KUBECONFIG_PATH"
 # helm's own state (repository cache, registry config) stays in the work directory.
 work="$(mktemp -d)"

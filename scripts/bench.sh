@@ -19,7 +19,8 @@ VOLUMES="${BENCH_VOLUMES:-50}"
 scripts/deps.sh
 make --no-print-directory build bin/terraform >/dev/null
 cluster_up
-export TF_CLI_CONFIG_FILE="$(scripts/devrc.sh)" CHECKPOINT_DISABLE=1 TF_IN_AUTOMATION=1
+TF_CLI_CONFIG_FILE="$(scripts/devrc.sh)"
+export TF_CLI_CONFIG_FILE CHECKPOINT_DISABLE=1 TF_IN_AUTOMATION=1
 
 work="$(mktemp -d)"
 trap 'cleanup_work "$work"; cluster_down_if_started' EXIT

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by the scripts in scripts/: starting the local cluster when none is given, and stopping
 # what was started.
 
@@ -7,6 +8,7 @@ STARTED_CLUSTER=""
 
 # cluster_up sets KUBECONFIG_PATH: CLUSTERSTORAGE_ACC_KUBECONFIG when set, else the local
 # cluster, started when it is not running (and then stopped again by cluster_down_if_started).
+# shellcheck disable=SC2034 # KUBECONFIG_PATH is read by the scripts that source this file
 cluster_up() {
 	if [[ -n "${CLUSTERSTORAGE_ACC_KUBECONFIG:-}" ]]; then
 		KUBECONFIG_PATH="$CLUSTERSTORAGE_ACC_KUBECONFIG"

@@ -52,6 +52,7 @@ esac
 moddir=$tools_dir/$name
 out=$ROOT/bin/$name
 
+# shellcheck disable=SC3013 # -nt is not POSIX, but every sh this runs under has it (dash, bash, busybox)
 if [ "${FORCE:-}" != 1 ] && [ -x "$out" ] &&
 	[ "$out" -nt "$moddir/go.mod" ] && [ "$out" -nt "$moddir/go.sum" ]; then
 	exit 0

@@ -101,3 +101,11 @@ func ErrorWords(text string) *regexp.Regexp {
 	}
 	return regexp.MustCompile(strings.Join(words, `\s+`))
 }
+
+// ErrorRegexp matches an error diagnostic against the regular expression pattern however
+// Terraform wrapped its lines: every space in pattern matches any run of white space, and '.'
+// matches newlines too. Unlike ErrorWords, pattern is not quoted: `\(`, `.*` and `(a|b)` are
+// regular expression syntax.
+func ErrorRegexp(pattern string) *regexp.Regexp {
+	return regexp.MustCompile("(?s)" + strings.ReplaceAll(pattern, " ", `\s+`))
+}

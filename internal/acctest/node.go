@@ -51,20 +51,7 @@ func Node(t testing.TB) string {
 // ProviderConfigSSH is ProviderConfig plus ssh settings that reach node through sshd, with the
 // host key pinned as a careful user would.
 func ProviderConfigSSH(s *SSHD, node string) string {
-	return fmt.Sprintf(`provider "clusterstorage" {
-  kubernetes {
-    config_path = %q
-  }
-  ssh {
-    user             = %q
-    private_key_path = %q
-    known_hosts_path = %q
-  }
-  nodes = {
-    %q = { host = %q, port = %d }
-  }
-}
-`, Kubeconfig(), s.User, s.ClientKeyPath, s.KnownHostsPath, node, s.Host, s.Port)
+	return providerConfigSSH(s.User, s.ClientKeyPath, s.KnownHostsPath, fmt.Sprintf("    %q = { host = %q, port = %d }\n", node, s.Host, s.Port))
 }
 
 // PauseImage is the sandbox image only the project's local cluster has (tools/kube builds it).

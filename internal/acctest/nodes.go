@@ -153,6 +153,12 @@ func ProviderConfigNodes(nodes ...ClusterNode) string {
 	for _, n := range nodes {
 		fmt.Fprintf(&entries, "    %q = { host = %q, port = %d }\n", n.Name, n.SSHHost, n.SSHPort)
 	}
+	return providerConfigSSH(c.SSHUser, c.SSHPrivateKey, c.SSHKnownHosts, entries.String())
+}
+
+// providerConfigSSH is the provider block with ssh settings and the nodes entries (one line
+// each, indented by four spaces).
+func providerConfigSSH(user, privateKey, knownHosts, entries string) string {
 	return fmt.Sprintf(`provider "clusterstorage" {
   kubernetes {
     config_path = %q
@@ -165,7 +171,7 @@ func ProviderConfigNodes(nodes ...ClusterNode) string {
   nodes = {
 %s  }
 }
-`, Kubeconfig(), c.SSHUser, c.SSHPrivateKey, c.SSHKnownHosts, entries.String())
+`, Kubeconfig(), user, privateKey, knownHosts, entries)
 }
 
 // Run runs a fixed sh script with args ($1, $2...) on the node over its sshd, within a minute,

@@ -22,6 +22,20 @@ const (
 	FioImage     = "localhost/clusterstorage/fio:3.33"
 )
 
+// Namespace makes a namespace named for this run (RandomName(prefix)) and deletes it when the
+// test ends.
+func Namespace(t testing.TB, client kubernetes.Interface, prefix string) string {
+	t.Helper()
+	name := RandomName(prefix)
+	if _, err := client.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating namespace: %v", err)
+	}
+	t.Cleanup(func() {
+		_ = client.CoreV1().Namespaces().Delete(context.Background(), name, metav1.DeleteOptions{}) //nolint:errcheck // best effort
+	})
+	return name
+}
+
 // WaitForPod waits until the pod has succeeded. A failed pod, or a timeout, is an error that
 // carries the pod's events and log.
 func WaitForPod(ctx context.Context, client kubernetes.Interface, namespace, name string, timeout time.Duration) error {

@@ -24,27 +24,7 @@ import (
 // provider binary built from this repository, found through dev_overrides.
 func TestAccStorageBackend_killedApply(t *testing.T) {
 	f := newFixture(t)
-	cli := os.Getenv("TF_ACC_TERRAFORM_PATH")
-	if cli == "" {
-		t.Skip("TF_ACC_TERRAFORM_PATH is not set")
-	}
-	bin := t.TempDir()
-	build := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(bin, "terraform-provider-clusterstorage"), ".")
-	build.Dir = acctest.RepoRoot()
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the provider: %v\n%s", err, out)
-	}
-	rc := filepath.Join(t.TempDir(), "dev.tfrc")
-	if err := os.WriteFile(rc, []byte(fmt.Sprintf(`provider_installation {
-  dev_overrides {
-    "registry.terraform.io/clusterstorage/clusterstorage" = %q
-    "registry.opentofu.org/clusterstorage/clusterstorage" = %q
-  }
-  direct {}
-}
-`, bin, bin)), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	cli, rc := acctest.DevCLI(t)
 	work := t.TempDir()
 	class := acctest.RandomName("acc-hostpath")
 	write := func(extra string) {

@@ -170,7 +170,7 @@ func TestAccStorageComparison_badInput(t *testing.T) {
   baseline = "a"
   runtime = "2h"`, `must be between 1s and 1h`},
 	} {
-		steps = append(steps, resource.TestStep{Config: data(c.body), ExpectError: expectError(c.want), PlanOnly: true})
+		steps = append(steps, resource.TestStep{Config: data(c.body), ExpectError: acctest.ErrorRegexp(c.want), PlanOnly: true})
 	}
 	resource.ParallelTest(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
@@ -209,10 +209,10 @@ data "clusterstorage_storage_comparison" "test" {
 
 // logTable logs the comparison's table and warnings.
 func logTable(t *testing.T) statecheck.StateCheck {
-	return stateAt{cmpAddr, func(values map[string]any) error {
+	return acctest.CheckValues(cmpAddr, func(values map[string]any) error {
 		t.Logf("table:\n%v\nwarnings: %v", values["table"], values["warnings"])
 		return nil
-	}}
+	})
 }
 
 // metricsServed reports whether the cluster serves metrics.k8s.io.
@@ -225,7 +225,7 @@ func metricsServed(t *testing.T, e *env) bool {
 // comparisonPlausible checks every target's result: the rounds, I/O in both directions, and a
 // spread that holds the median.
 func comparisonPlausible(names []string, rounds int) statecheck.StateCheck {
-	return stateAt{cmpAddr, func(values map[string]any) error {
+	return acctest.CheckValues(cmpAddr, func(values map[string]any) error {
 		results, _ := values["results"].(map[string]any)
 		var errs []error
 		for _, name := range names {
@@ -234,12 +234,12 @@ func comparisonPlausible(names []string, rounds int) statecheck.StateCheck {
 				errs = append(errs, fmt.Errorf("no result for %s", name))
 				continue
 			}
-			if n := number(r["rounds"]); n != float64(rounds) {
+			if n := acctest.Number(r["rounds"]); n != float64(rounds) {
 				errs = append(errs, fmt.Errorf("%s: rounds = %v", name, n))
 			}
-			if err := (plausibleCheck{reads: true, writes: true}).check(map[string]any{
+			if err := plausibleIn(map[string]any{
 				"read": r["read"], "write": r["write"], "fio_version": "fio-3", "runtime_seconds": 1.0, "measured_at": nowRFC3339(),
-			}); err != nil {
+			}, true, true); err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", name, err))
 			}
 			if s, _ := r["summary"].(string); !strings.Contains(s, fmt.Sprintf("; %d rounds: read IOPS", rounds)) {
@@ -250,7 +250,7 @@ func comparisonPlausible(names []string, rounds int) statecheck.StateCheck {
 			}
 		}
 		return errors.Join(errs...)
-	}}
+	})
 }
 
 func nowRFC3339() string { return time.Now().UTC().Format(time.RFC3339) }

@@ -203,12 +203,11 @@ func backendMemory(ctx context.Context, client kubernetes.Interface, namespace s
 // the table and warnings.
 func (m *comparisonModel) observed(targets []comparisonTarget, ms []measured, baseline string, spec fio.Spec, metricsAPI bool, warnings []string) {
 	// The job's effective settings, as the benchmark fills them.
-	b := m.benchModel(comparisonTargetModel{StorageClass: types.StringValue("x")})
+	b := m.benchModel(comparisonTargetModel{targetModel: targetModel{StorageClass: types.StringValue("x")}})
 	r := targets[0].Request
 	r.Target = target{Kind: targetStorageClass}
 	b.effective(r, "")
-	m.Profile, m.BlockSize, m.RW, m.RWMixRead, m.IODepth, m.NumJobs = b.Profile, b.BlockSize, b.RW, b.RWMixRead, b.IODepth, b.NumJobs
-	m.Size, m.Runtime, m.RampTime, m.Direct, m.IOEngine, m.Fsync = b.Size, b.Runtime, b.RampTime, b.Direct, b.IOEngine, b.Fsync
+	m.jobModel = b.jobModel
 	m.Image = b.Image
 	m.Rounds = types.Int64Value(int64(ms[0].Rounds))
 
@@ -221,15 +220,12 @@ func (m *comparisonModel) observed(targets []comparisonTarget, ms []measured, ba
 	m.Results = make(map[string]comparisonResultModel, len(ms))
 	for _, mt := range ms {
 		res := comparisonResultModel{
-			Kind:       types.StringValue(string(mt.Kind)),
-			Rounds:     types.Int64Value(int64(mt.Rounds)),
-			Read:       ioOf(mt.Median.Read),
-			Write:      ioOf(mt.Median.Write),
-			Sync:       &syncModel{Count: mt.Median.Sync.Count, LatencyUS: latencyOf(mt.Median.Sync.LatencyMicroseconds)},
-			CPU:        &cpuModel{UserPercent: mt.Median.CPU.User, SystemPercent: mt.Median.CPU.System},
-			Summary:    types.StringValue(summaryOf(stored{Result: mt.Median, Rounds: mt.Rounds, Spread: mt.Spreads})),
-			Spread:     spreadModelOf(mt.Spreads),
-			VsBaseline: map[string]ratioModel{},
+			Kind:          types.StringValue(string(mt.Kind)),
+			Rounds:        types.Int64Value(int64(mt.Rounds)),
+			ioResultModel: ioResultOf(mt.Median),
+			Summary:       types.StringValue(summaryOf(stored{Result: mt.Median, Rounds: mt.Rounds, Spread: mt.Spreads})),
+			Spread:        spreadModelOf(mt.Spreads),
+			VsBaseline:    map[string]ratioModel{},
 		}
 		for key, r := range ratios(mt, base) {
 			rm := ratioModel{Ratio: types.Float64Null(), Significant: r.Significant && mt.Name != baseline}

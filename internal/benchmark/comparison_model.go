@@ -16,23 +16,8 @@ type comparisonModel struct {
 	Rounds    types.Int64                      `tfsdk:"rounds"`
 	Node      types.String                     `tfsdk:"node"`
 	Namespace types.String                     `tfsdk:"namespace"`
-
-	Image           types.String `tfsdk:"image"`
-	ImagePullPolicy types.String `tfsdk:"image_pull_policy"`
-	HostNetwork     types.Bool   `tfsdk:"host_network"`
-
-	Profile   types.String `tfsdk:"profile"`
-	BlockSize types.String `tfsdk:"block_size"`
-	RW        types.String `tfsdk:"rw"`
-	RWMixRead types.Int64  `tfsdk:"rw_mix_read"`
-	IODepth   types.Int64  `tfsdk:"io_depth"`
-	NumJobs   types.Int64  `tfsdk:"num_jobs"`
-	Size      types.String `tfsdk:"size"`
-	Runtime   types.String `tfsdk:"runtime"`
-	RampTime  types.String `tfsdk:"ramp_time"`
-	Direct    types.Bool   `tfsdk:"direct"`
-	IOEngine  types.String `tfsdk:"ioengine"`
-	Fsync     types.Int64  `tfsdk:"fsync"`
+	podModel
+	jobModel
 
 	Timeouts timeouts.Value `tfsdk:"timeouts"`
 
@@ -44,22 +29,14 @@ type comparisonModel struct {
 }
 
 type comparisonTargetModel struct {
-	StorageClass     types.String `tfsdk:"storage_class"`
-	Claim            types.String `tfsdk:"claim"`
-	NodePath         types.String `tfsdk:"node_path"`
-	Node             types.String `tfsdk:"node"`
-	Namespace        types.String `tfsdk:"namespace"`
-	VolumeSize       types.String `tfsdk:"volume_size"`
+	targetModel
 	BackendNamespace types.String `tfsdk:"backend_namespace"`
 }
 
 type comparisonResultModel struct {
-	Kind       types.String          `tfsdk:"kind"`
-	Rounds     types.Int64           `tfsdk:"rounds"`
-	Read       *ioModel              `tfsdk:"read"`
-	Write      *ioModel              `tfsdk:"write"`
-	Sync       *syncModel            `tfsdk:"sync"`
-	CPU        *cpuModel             `tfsdk:"cpu"`
+	Kind   types.String `tfsdk:"kind"`
+	Rounds types.Int64  `tfsdk:"rounds"`
+	ioResultModel
 	Summary    types.String          `tfsdk:"summary"`
 	Spread     *spreadModel          `tfsdk:"spread"`
 	VsBaseline map[string]ratioModel `tfsdk:"vs_baseline"`
@@ -99,10 +76,8 @@ func (m comparisonModel) names() []string {
 // settings with the target's own attributes. A node_path target takes no pod settings.
 func (m comparisonModel) benchModel(t comparisonTargetModel) model {
 	b := model{
-		StorageClass: t.StorageClass, Claim: t.Claim, NodePath: t.NodePath, Node: t.Node, Namespace: t.Namespace, VolumeSize: t.VolumeSize,
-		Image: m.Image, ImagePullPolicy: m.ImagePullPolicy, HostNetwork: m.HostNetwork,
-		Profile: m.Profile, BlockSize: m.BlockSize, RW: m.RW, RWMixRead: m.RWMixRead, IODepth: m.IODepth, NumJobs: m.NumJobs, Size: m.Size,
-		Runtime: m.Runtime, RampTime: m.RampTime, Direct: m.Direct, IOEngine: m.IOEngine, Fsync: m.Fsync,
+		targetModel: t.targetModel,
+		podModel:    m.podModel, jobModel: m.jobModel,
 		MaxAge: types.StringNull(), IncludeRawJSON: types.BoolNull(), Rounds: types.Int64Null(),
 	}
 	if b.Node.IsNull() {

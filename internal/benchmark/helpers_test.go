@@ -2,13 +2,10 @@ package benchmark_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -44,14 +41,8 @@ type env struct {
 func setup(t *testing.T) *env {
 	t.Helper()
 	client := acctest.Kube(t)
-	e := &env{t: t, client: client, node: acctest.Node(t), ns: acctest.RandomName("acc-bench")}
+	e := &env{t: t, client: client, node: acctest.Node(t), ns: acctest.Namespace(t, client, "acc-bench")}
 	ctx := context.Background()
-	if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: e.ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("creating namespace: %v", err)
-	}
-	t.Cleanup(func() {
-		_ = client.CoreV1().Namespaces().Delete(context.Background(), e.ns, metav1.DeleteOptions{}) //nolint:errcheck // best effort
-	})
 	// Pods are refused until the namespace's default ServiceAccount exists.
 	if err := kube.Poll(ctx, 100*time.Millisecond, time.Minute, "the default ServiceAccount", func(ctx context.Context) (bool, string, error) {
 		_, err := client.CoreV1().ServiceAccounts(e.ns).Get(ctx, "default", metav1.GetOptions{})
@@ -100,19 +91,7 @@ func (e *env) localPV(class, dir string) (string, string) {
 		dir = e.t.TempDir()
 	}
 	name := acctest.RandomName("acc-bench-pv")
-	_, err := e.client.CoreV1().PersistentVolumes().Create(context.Background(), &corev1.PersistentVolume{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: corev1.PersistentVolumeSpec{
-			Capacity:                      corev1.ResourceList{corev1.ResourceStorage: k8sresource.MustParse("1Gi")},
-			AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-			PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
-			StorageClassName:              class,
-			PersistentVolumeSource:        corev1.PersistentVolumeSource{Local: &corev1.LocalVolumeSource{Path: dir}},
-			NodeAffinity: &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
-				MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "kubernetes.io/hostname", Operator: corev1.NodeSelectorOpIn, Values: []string{e.node}}},
-			}}}},
-		},
-	}, metav1.CreateOptions{})
+	_, err := e.client.CoreV1().PersistentVolumes().Create(context.Background(), benchmark.LocalVolume(name, class, dir, e.node), metav1.CreateOptions{})
 	if err != nil {
 		e.t.Fatalf("creating local volume: %v", err)
 	}
@@ -201,59 +180,45 @@ func (e *env) volumeAvailable(pv string) error {
 // plausible is a state check on the data source's numbers: I/O in the directions the job does,
 // none in the others, and ordered latency percentiles.
 func plausible(reads, writes bool) statecheck.StateCheck {
-	return plausibleCheck{reads: reads, writes: writes}
+	return acctest.CheckValues(addr, func(values map[string]any) error { return plausibleIn(values, reads, writes) })
 }
 
-type plausibleCheck struct{ reads, writes bool }
-
-func (c plausibleCheck) CheckState(_ context.Context, req statecheck.CheckStateRequest, resp *statecheck.CheckStateResponse) {
-	if req.State == nil || req.State.Values == nil || req.State.Values.RootModule == nil {
-		resp.Error = errors.New("no state")
-		return
-	}
-	for _, r := range req.State.Values.RootModule.Resources {
-		if r.Address == addr {
-			resp.Error = c.check(r.AttributeValues)
-			return
-		}
-	}
-	resp.Error = fmt.Errorf("%s not in state", addr)
-}
-
-func (c plausibleCheck) check(values map[string]any) error {
+// plausibleIn is plausible on the attribute values of one result (a comparison checks each of
+// its results with it).
+func plausibleIn(values map[string]any, reads, writes bool) error {
 	var errs []error
 	for _, d := range []struct {
 		name string
 		want bool
-	}{{"read", c.reads}, {"write", c.writes}} {
+	}{{"read", reads}, {"write", writes}} {
 		obj, _ := values[d.name].(map[string]any)
-		iops := number(obj["iops"])
+		iops := acctest.Number(obj["iops"])
 		if d.want != (iops > 0) {
 			errs = append(errs, fmt.Errorf("%s.iops = %v, want I/O: %v", d.name, iops, d.want))
 		}
 		if !d.want {
 			continue
 		}
-		if bw := number(obj["bandwidth_bytes_per_second"]); bw <= 0 {
+		if bw := acctest.Number(obj["bandwidth_bytes_per_second"]); bw <= 0 {
 			errs = append(errs, fmt.Errorf("%s.bandwidth_bytes_per_second = %v", d.name, bw))
 		}
 		lat, _ := obj["latency_us"].(map[string]any)
 		prev := 0.0
 		for _, p := range []string{"p50", "p95", "p99", "p99_9", "max"} {
-			v := number(lat[p])
+			v := acctest.Number(lat[p])
 			if v <= 0 || v < prev {
 				errs = append(errs, fmt.Errorf("%s.latency_us: %s = %v after %v; percentiles must be positive and ordered (%v)", d.name, p, v, prev, lat))
 			}
 			prev = v
 		}
-		if mean := number(lat["mean"]); mean <= 0 || mean > number(lat["max"]) {
-			errs = append(errs, fmt.Errorf("%s.latency_us.mean = %v, max %v", d.name, mean, number(lat["max"])))
+		if mean := acctest.Number(lat["mean"]); mean <= 0 || mean > acctest.Number(lat["max"]) {
+			errs = append(errs, fmt.Errorf("%s.latency_us.mean = %v, max %v", d.name, mean, acctest.Number(lat["max"])))
 		}
 	}
 	if v, _ := values["fio_version"].(string); !strings.HasPrefix(v, "fio-3") {
 		errs = append(errs, fmt.Errorf("fio_version = %q", v))
 	}
-	if s := number(values["runtime_seconds"]); s <= 0 {
+	if s := acctest.Number(values["runtime_seconds"]); s <= 0 {
 		errs = append(errs, fmt.Errorf("runtime_seconds = %v", s))
 	}
 	if at, _ := values["measured_at"].(string); at == "" {
@@ -262,24 +227,4 @@ func (c plausibleCheck) check(values map[string]any) error {
 		errs = append(errs, fmt.Errorf("measured_at = %q (%v)", at, err))
 	}
 	return errors.Join(errs...)
-}
-
-func number(v any) float64 {
-	switch n := v.(type) {
-	case json.Number:
-		f, err := n.Float64()
-		if err != nil {
-			return math.NaN()
-		}
-		return f
-	case float64:
-		return n
-	}
-	return math.NaN()
-}
-
-// expectError matches an error diagnostic however Terraform wrapped its lines: every space in
-// pattern matches any run of white space, and '.' matches newlines too.
-func expectError(pattern string) *regexp.Regexp {
-	return regexp.MustCompile("(?s)" + strings.ReplaceAll(pattern, " ", `\s+`))
 }

@@ -32,26 +32,8 @@ type cliRun struct {
 // provider block is added) in a directory of its own.
 func devCLI(t *testing.T, providerBlock string) func(body string) *cliRun {
 	t.Helper()
-	cli := os.Getenv("TF_ACC_TERRAFORM_PATH")
-	if cli == "" {
-		t.Skip("TF_ACC_TERRAFORM_PATH names the Terraform CLI to run")
-	}
+	cli, rc := acctest.DevCLI(t)
 	work := t.TempDir()
-	pluginDir := filepath.Join(work, "plugins")
-	build := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(pluginDir, "terraform-provider-clusterstorage"), ".")
-	build.Dir = acctest.RepoRoot()
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the provider: %v\n%s", err, out)
-	}
-	rc := filepath.Join(work, "dev.tfrc")
-	writeTestFile(t, rc, fmt.Sprintf(`provider_installation {
-  dev_overrides {
-    "registry.terraform.io/clusterstorage/clusterstorage" = %q
-    "registry.opentofu.org/clusterstorage/clusterstorage" = %q
-  }
-  direct {}
-}
-`, pluginDir, pluginDir))
 	n := 0
 	return func(body string) *cliRun {
 		n++
@@ -108,6 +90,17 @@ func (r *cliRun) wait(t *testing.T, timeout time.Duration) error {
 	case <-time.After(timeout):
 		t.Fatalf("terraform did not end within %s\n%s", timeout, r.out.String())
 		return nil
+	}
+}
+
+// writeTestFile writes content to path, making its directory.
+func writeTestFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -272,7 +265,7 @@ data "clusterstorage_storage_benchmark" "test" {
   }
 }
 `, class, e.ns, e.node),
-				ExpectError: expectError(`its image could not be pulled \(\d+ times\)`),
+				ExpectError: acctest.ErrorRegexp(`its image could not be pulled \(\d+ times\)`),
 			},
 			{
 				PreConfig: func() {

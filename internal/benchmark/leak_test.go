@@ -56,7 +56,7 @@ data "clusterstorage_storage_benchmark" "test" {
   volume_size   = "1Gi"
 %s}
 `, class, e.ns, podAttributes()),
-				ExpectError: expectError(`fio job "database" failed with error 28: .*No space left on device`),
+				ExpectError: acctest.ErrorRegexp(`fio job "database" failed with error 28: .*No space left on device`),
 			},
 			{
 				PreConfig: func() {
@@ -75,7 +75,7 @@ data "clusterstorage_storage_benchmark" "test" {
   size      = "64M"
 }
 `, full, e.node, e.ns),
-				ExpectError: expectError(`fio job "database" failed with error 28: .*No space left on device`),
+				ExpectError: acctest.ErrorRegexp(`fio job "database" failed with error 28: .*No space left on device`),
 			},
 			{
 				PreConfig: func() {
@@ -97,7 +97,7 @@ data "clusterstorage_storage_benchmark" "test" {
   size              = "1M"
 }
 `, class, e.ns),
-				ExpectError: expectError(`fio: not found on the PATH of this image`),
+				ExpectError: acctest.ErrorRegexp(`fio: not found on the PATH of this image`),
 			},
 			{
 				PreConfig: func() {
@@ -130,7 +130,7 @@ data "clusterstorage_storage_benchmark" "test" {
   timeouts      = { read = "15s" }
 %s%s}
 `, class, e.ns, podAttributes(), short),
-				ExpectError: expectError(`timed out after .* waiting for pod .* to finish.*Events of pod .*(FailedScheduling|WaitForFirstConsumer|persistent volume)`),
+				ExpectError: acctest.ErrorRegexp(`timed out after .* waiting for pod .* to finish.*Events of pod .*(FailedScheduling|WaitForFirstConsumer|persistent volume)`),
 			},
 			{
 				PreConfig: func() {

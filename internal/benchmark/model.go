@@ -23,16 +23,44 @@ const defaultNamespace = "default"
 type model struct {
 	ID types.String `tfsdk:"id"`
 
-	StorageClass    types.String `tfsdk:"storage_class"`
-	Claim           types.String `tfsdk:"claim"`
-	NodePath        types.String `tfsdk:"node_path"`
-	Node            types.String `tfsdk:"node"`
-	Namespace       types.String `tfsdk:"namespace"`
-	VolumeSize      types.String `tfsdk:"volume_size"`
+	targetModel
+	podModel
+	jobModel
+
+	Rounds         types.Int64    `tfsdk:"rounds"`
+	MaxAge         types.String   `tfsdk:"max_age"`
+	IncludeRawJSON types.Bool     `tfsdk:"include_raw_json"`
+	Timeouts       timeouts.Value `tfsdk:"timeouts"`
+
+	Cached types.Bool `tfsdk:"cached"`
+	ioResultModel
+	FioVersion     types.String  `tfsdk:"fio_version"`
+	RuntimeSeconds types.Float64 `tfsdk:"runtime_seconds"`
+	MeasuredAt     types.String  `tfsdk:"measured_at"`
+	Summary        types.String  `tfsdk:"summary"`
+	Spread         *spreadModel  `tfsdk:"spread"`
+	RawJSON        types.String  `tfsdk:"raw_json"`
+}
+
+// targetModel is where fio runs, the same in a benchmark and each target of a comparison.
+type targetModel struct {
+	StorageClass types.String `tfsdk:"storage_class"`
+	Claim        types.String `tfsdk:"claim"`
+	NodePath     types.String `tfsdk:"node_path"`
+	Node         types.String `tfsdk:"node"`
+	Namespace    types.String `tfsdk:"namespace"`
+	VolumeSize   types.String `tfsdk:"volume_size"`
+}
+
+// podModel is the settings of the pod fio runs in, the same in a benchmark and a comparison.
+type podModel struct {
 	Image           types.String `tfsdk:"image"`
 	ImagePullPolicy types.String `tfsdk:"image_pull_policy"`
 	HostNetwork     types.Bool   `tfsdk:"host_network"`
+}
 
+// jobModel is the settings of the fio job, the same in a benchmark and a comparison.
+type jobModel struct {
 	Profile   types.String `tfsdk:"profile"`
 	BlockSize types.String `tfsdk:"block_size"`
 	RW        types.String `tfsdk:"rw"`
@@ -45,23 +73,14 @@ type model struct {
 	Direct    types.Bool   `tfsdk:"direct"`
 	IOEngine  types.String `tfsdk:"ioengine"`
 	Fsync     types.Int64  `tfsdk:"fsync"`
+}
 
-	Rounds         types.Int64    `tfsdk:"rounds"`
-	MaxAge         types.String   `tfsdk:"max_age"`
-	IncludeRawJSON types.Bool     `tfsdk:"include_raw_json"`
-	Timeouts       timeouts.Value `tfsdk:"timeouts"`
-
-	Cached         types.Bool    `tfsdk:"cached"`
-	Read           *ioModel      `tfsdk:"read"`
-	Write          *ioModel      `tfsdk:"write"`
-	Sync           *syncModel    `tfsdk:"sync"`
-	CPU            *cpuModel     `tfsdk:"cpu"`
-	FioVersion     types.String  `tfsdk:"fio_version"`
-	RuntimeSeconds types.Float64 `tfsdk:"runtime_seconds"`
-	MeasuredAt     types.String  `tfsdk:"measured_at"`
-	Summary        types.String  `tfsdk:"summary"`
-	Spread         *spreadModel  `tfsdk:"spread"`
-	RawJSON        types.String  `tfsdk:"raw_json"`
+// ioResultModel is what fio measured, the same in a benchmark and each result of a comparison.
+type ioResultModel struct {
+	Read  *ioModel   `tfsdk:"read"`
+	Write *ioModel   `tfsdk:"write"`
+	Sync  *syncModel `tfsdk:"sync"`
+	CPU   *cpuModel  `tfsdk:"cpu"`
 }
 
 type ioModel struct {
@@ -402,10 +421,7 @@ func (m *model) effective(r request, key string) {
 func (m *model) observed(s stored, cached, includeRaw bool) {
 	r := s.Result
 	m.Cached = types.BoolValue(cached)
-	m.Read = ioOf(r.Read)
-	m.Write = ioOf(r.Write)
-	m.Sync = &syncModel{Count: r.Sync.Count, LatencyUS: latencyOf(r.Sync.LatencyMicroseconds)}
-	m.CPU = &cpuModel{UserPercent: r.CPU.User, SystemPercent: r.CPU.System}
+	m.ioResultModel = ioResultOf(r)
 	m.FioVersion = types.StringValue(r.FioVersion)
 	m.RuntimeSeconds = types.Float64Value(r.RuntimeSeconds)
 	m.MeasuredAt = types.StringValue(s.MeasuredAt.UTC().Format(time.RFC3339))
@@ -414,6 +430,15 @@ func (m *model) observed(s stored, cached, includeRaw bool) {
 	m.RawJSON = types.StringNull()
 	if includeRaw && s.RawJSON != "" {
 		m.RawJSON = types.StringValue(s.RawJSON)
+	}
+}
+
+func ioResultOf(r fio.Result) ioResultModel {
+	return ioResultModel{
+		Read:  ioOf(r.Read),
+		Write: ioOf(r.Write),
+		Sync:  &syncModel{Count: r.Sync.Count, LatencyUS: latencyOf(r.Sync.LatencyMicroseconds)},
+		CPU:   &cpuModel{UserPercent: r.CPU.User, SystemPercent: r.CPU.System},
 	}
 }
 

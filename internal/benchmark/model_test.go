@@ -13,12 +13,18 @@ import (
 // cfg returns a model as Terraform hands it over: every attribute null unless set by change.
 func cfg(change func(m *model)) model {
 	m := model{
-		StorageClass: types.StringNull(), Claim: types.StringNull(), NodePath: types.StringNull(), Node: types.StringNull(),
-		Namespace: types.StringNull(), VolumeSize: types.StringNull(), Image: types.StringNull(), ImagePullPolicy: types.StringNull(),
-		HostNetwork: types.BoolNull(), Profile: types.StringNull(), BlockSize: types.StringNull(), RW: types.StringNull(),
-		RWMixRead: types.Int64Null(), IODepth: types.Int64Null(), NumJobs: types.Int64Null(), Size: types.StringNull(),
-		Runtime: types.StringNull(), RampTime: types.StringNull(), Direct: types.BoolNull(), IOEngine: types.StringNull(),
-		Fsync: types.Int64Null(), MaxAge: types.StringNull(), IncludeRawJSON: types.BoolNull(),
+		targetModel: targetModel{
+			StorageClass: types.StringNull(), Claim: types.StringNull(), NodePath: types.StringNull(), Node: types.StringNull(),
+			Namespace: types.StringNull(), VolumeSize: types.StringNull(),
+		},
+		podModel: podModel{Image: types.StringNull(), ImagePullPolicy: types.StringNull(), HostNetwork: types.BoolNull()},
+		jobModel: jobModel{
+			Profile: types.StringNull(), BlockSize: types.StringNull(), RW: types.StringNull(),
+			RWMixRead: types.Int64Null(), IODepth: types.Int64Null(), NumJobs: types.Int64Null(), Size: types.StringNull(),
+			Runtime: types.StringNull(), RampTime: types.StringNull(), Direct: types.BoolNull(), IOEngine: types.StringNull(),
+			Fsync: types.Int64Null(),
+		},
+		MaxAge: types.StringNull(), IncludeRawJSON: types.BoolNull(),
 	}
 	change(&m)
 	return m

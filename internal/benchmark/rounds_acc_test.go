@@ -1,8 +1,6 @@
 package benchmark_test
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -59,37 +57,17 @@ data "clusterstorage_storage_benchmark" "test" {
 // and a coefficient of variation from 0 to its bound for positive values (the square root of the
 // rounds, at most MaxRounds, as a percentage).
 func spreadHolds(dir, attr, key string) statecheck.StateCheck {
-	return stateAt{addr, func(values map[string]any) error { return spreadHoldsIn(values, dir, attr, key) }}
+	return acctest.CheckValues(addr, func(values map[string]any) error { return spreadHoldsIn(values, dir, attr, key) })
 }
 
 func spreadHoldsIn(values map[string]any, dir, attr, key string) error {
 	obj, _ := values[dir].(map[string]any)
-	med := number(obj[attr])
+	med := acctest.Number(obj[attr])
 	sp, _ := values["spread"].(map[string]any)
 	s, _ := sp[key].(map[string]any)
-	lo, hi, cv := number(s["min"]), number(s["max"]), number(s["cv_percent"])
+	lo, hi, cv := acctest.Number(s["min"]), acctest.Number(s["max"]), acctest.Number(s["cv_percent"])
 	if bound := 100 * math.Sqrt(benchmark.MaxRounds); !(lo > 0 && lo <= med && med <= hi && cv >= 0 && cv <= bound) {
 		return fmt.Errorf("spread.%s = %v with median %s.%s = %v: want 0 < min <= median <= max, 0 <= cv_percent <= %.0f", key, s, dir, attr, med, bound)
 	}
 	return nil
-}
-
-// stateAt is a state check on the attributes of the data source at address.
-type stateAt struct {
-	address string
-	check   func(values map[string]any) error
-}
-
-func (c stateAt) CheckState(_ context.Context, req statecheck.CheckStateRequest, resp *statecheck.CheckStateResponse) {
-	if req.State == nil || req.State.Values == nil || req.State.Values.RootModule == nil {
-		resp.Error = errors.New("no state")
-		return
-	}
-	for _, r := range req.State.Values.RootModule.Resources {
-		if r.Address == c.address {
-			resp.Error = c.check(r.AttributeValues)
-			return
-		}
-	}
-	resp.Error = fmt.Errorf("%s not in state", c.address)
 }

@@ -200,7 +200,7 @@ data "clusterstorage_storage_benchmark" "test" {
   namespace = %q
 %s}
 `, filepath.Join(dir, "missing"), e.node, e.ns, short),
-				ExpectError: expectError(`node_path .*/missing does not exist on node`),
+				ExpectError: acctest.ErrorRegexp(`node_path .*/missing does not exist on node`),
 			},
 		},
 	})
@@ -286,7 +286,7 @@ func TestAccStorageBenchmark_badInput(t *testing.T) {
 	for _, c := range cases {
 		steps = append(steps, resource.TestStep{
 			Config:      acctest.ProviderConfig() + "data \"clusterstorage_storage_benchmark\" \"test\" {\n  " + c.body + "\n}\n",
-			ExpectError: expectError(c.want),
+			ExpectError: acctest.ErrorRegexp(c.want),
 			PlanOnly:    true,
 		})
 	}
@@ -310,12 +310,12 @@ func TestAccStorageBenchmark_missingTargets(t *testing.T) {
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		Steps: []resource.TestStep{
-			{Config: data(`storage_class = "no-such-class"`), ExpectError: expectError(`no storage class "no-such-class"; it has: .*` + class)},
-			{Config: data(`claim = "no-such-claim"`), ExpectError: expectError(`has no PersistentVolumeClaim "no-such-claim"; it has: ` + claim)},
+			{Config: data(`storage_class = "no-such-class"`), ExpectError: acctest.ErrorRegexp(`no storage class "no-such-class"; it has: .*` + class)},
+			{Config: data(`claim = "no-such-claim"`), ExpectError: acctest.ErrorRegexp(`has no PersistentVolumeClaim "no-such-claim"; it has: ` + claim)},
 			{Config: data(`storage_class = "` + class + `"
-  node = "no-such-node"`), ExpectError: expectError(`node "no-such-node" not found in the cluster; its nodes are: .*` + e.node)},
+  node = "no-such-node"`), ExpectError: acctest.ErrorRegexp(`node "no-such-node" not found in the cluster; its nodes are: .*` + e.node)},
 			{Config: acctest.ProviderConfig() + fmt.Sprintf("data \"clusterstorage_storage_benchmark\" \"test\" {\n  node_path = \"/tmp\"\n  node = %q\n%s}\n", e.node, short),
-				ExpectError: expectError(`the provider has no ssh block`)},
+				ExpectError: acctest.ErrorRegexp(`the provider has no ssh block`)},
 			{
 				PreConfig: func() {
 					if err := e.noLeftovers(false); err != nil {

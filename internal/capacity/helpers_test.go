@@ -2,10 +2,8 @@ package capacity_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,7 +15,6 @@ import (
 
 	tfjson "github.com/hashicorp/terraform-json"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -45,14 +42,7 @@ type env struct {
 func setup(t *testing.T) *env {
 	t.Helper()
 	client := acctest.Kube(t)
-	e := &env{t: t, client: client, node: acctest.Node(t), ns: acctest.RandomName("acc-cap")}
-	if _, err := client.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: e.ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("creating namespace: %v", err)
-	}
-	t.Cleanup(func() {
-		_ = client.CoreV1().Namespaces().Delete(context.Background(), e.ns, metav1.DeleteOptions{}) //nolint:errcheck // best effort
-	})
-	return e
+	return &env{t: t, client: client, node: acctest.Node(t), ns: acctest.Namespace(t, client, "acc-cap")}
 }
 
 // needRoot skips tests that mount filesystems when not run as root (CI runs as root).
@@ -125,7 +115,7 @@ func dfOf(path string) (df, error) {
 
 // matchesDF checks filesystems[node] of the data source at address against df run now on dir.
 func matchesDF(address, node, dir string) statecheck.StateCheck {
-	return stateFunc(address, func(values map[string]any) error {
+	return acctest.CheckValues(address, func(values map[string]any) error {
 		want, err := dfOf(dir)
 		if err != nil {
 			return err
@@ -139,12 +129,12 @@ func matchesDF(address, node, dir string) statecheck.StateCheck {
 			if v == nil {
 				return "-"
 			}
-			return fmt.Sprintf("%d%%", int64(number(v)))
+			return fmt.Sprintf("%d%%", int64(acctest.Number(v)))
 		}
 		got := df{
 			Source: fmt.Sprint(fs["device"]), FSType: fmt.Sprint(fs["fs_type"]), Target: fmt.Sprint(fs["mount_point"]),
-			Size: int64(number(fs["size_bytes"])), Used: int64(number(fs["used_bytes"])), Avail: int64(number(fs["available_bytes"])),
-			ITotal: int64(number(fs["inodes_total"])), IUsed: int64(number(fs["inodes_used"])), IFree: int64(number(fs["inodes_free"])),
+			Size: int64(acctest.Number(fs["size_bytes"])), Used: int64(acctest.Number(fs["used_bytes"])), Avail: int64(acctest.Number(fs["available_bytes"])),
+			ITotal: int64(acctest.Number(fs["inodes_total"])), IUsed: int64(acctest.Number(fs["inodes_used"])), IFree: int64(acctest.Number(fs["inodes_free"])),
 			Pcent: pct(fs["used_percent"]), IPcent: pct(fs["inodes_used_percent"]),
 		}
 		if got != want {
@@ -154,24 +144,9 @@ func matchesDF(address, node, dir string) statecheck.StateCheck {
 	})
 }
 
-// stateFunc runs f on the attribute values of the data source at address.
-func stateFunc(address string, f func(map[string]any) error) statecheck.StateCheck {
-	return stateCheck{func(s *tfjson.State) error {
-		if s == nil || s.Values == nil || s.Values.RootModule == nil {
-			return errors.New("no state")
-		}
-		for _, r := range s.Values.RootModule.Resources {
-			if r.Address == address {
-				return f(r.AttributeValues)
-			}
-		}
-		return fmt.Errorf("%s not in state", address)
-	}}
-}
-
 // checkStatus checks the recorded result of the check block named name.
 func checkStatus(name string, want tfjson.CheckStatus) statecheck.StateCheck {
-	return stateCheck{func(s *tfjson.State) error {
+	return acctest.CheckState(func(s *tfjson.State) error {
 		if s == nil {
 			return errors.New("no state")
 		}
@@ -184,32 +159,7 @@ func checkStatus(name string, want tfjson.CheckStatus) statecheck.StateCheck {
 			}
 		}
 		return fmt.Errorf("no result for check %s in state (%d results)", name, len(s.Checks))
-	}}
-}
-
-type stateCheck struct{ f func(*tfjson.State) error }
-
-func (c stateCheck) CheckState(_ context.Context, req statecheck.CheckStateRequest, resp *statecheck.CheckStateResponse) {
-	resp.Error = c.f(req.State)
-}
-
-func number(v any) float64 {
-	switch n := v.(type) {
-	case json.Number:
-		f, err := n.Float64()
-		if err != nil {
-			return math.NaN()
-		}
-		return f
-	case float64:
-		return n
-	}
-	return math.NaN()
-}
-
-// expectError matches an error diagnostic however Terraform wrapped its lines.
-func expectError(pattern string) *regexp.Regexp {
-	return regexp.MustCompile("(?s)" + strings.ReplaceAll(pattern, " ", `\s+`))
+	})
 }
 
 // dynamicClient is a dynamic client for the test cluster.
@@ -311,7 +261,7 @@ func removeLonghornCRD(t *testing.T, dyn dynamic.Interface) {
 
 // logSummary logs the summary of the data source at address, for a reader of the test output.
 func logSummary(t *testing.T, address string) statecheck.StateCheck {
-	return stateFunc(address, func(values map[string]any) error {
+	return acctest.CheckValues(address, func(values map[string]any) error {
 		t.Logf("%s summary:\n%v", address, values["summary"])
 		return nil
 	})
@@ -320,7 +270,7 @@ func logSummary(t *testing.T, address string) statecheck.StateCheck {
 // matchesLsblk checks block_devices and disks of filesystems[node] against util-linux's lsblk,
 // which reads the same sysfs on its own: `lsblk -s` lists a device and everything below it.
 func matchesLsblk(address, node string) statecheck.StateCheck {
-	return stateFunc(address, func(values map[string]any) error {
+	return acctest.CheckValues(address, func(values map[string]any) error {
 		fss, _ := values["filesystems"].(map[string]any)
 		fs, _ := fss[node].(map[string]any)
 		if fs == nil {
@@ -365,7 +315,7 @@ func matchesLsblk(address, node string) statecheck.StateCheck {
 				model = fmt.Sprint(d["model"])
 			}
 			have := map[string]any{"name": d["name"], "rotational": d["rotational"], "read_only": d["read_only"],
-				"removable": d["removable"], "size_bytes": int64(number(d["size_bytes"])), "model": model}
+				"removable": d["removable"], "size_bytes": int64(acctest.Number(d["size_bytes"])), "model": model}
 			if fmt.Sprint(have) != fmt.Sprint(want) {
 				return fmt.Errorf("disk %d: %v, lsblk says %v", i, have, want)
 			}

@@ -104,7 +104,7 @@ check "tmpfs_has_8m_free" {
 				statecheck.ExpectKnownValue(addr, fsPath(e.node, "rotational"), knownvalue.Bool(loopRotational)),
 				statecheck.ExpectKnownValue(addr, tfjsonpath.New("totals").AtMapKey("nodes"), knownvalue.Int64Exact(1)),
 				statecheck.ExpectKnownValue(addr, tfjsonpath.New("totals").AtMapKey("min_available_node"), knownvalue.StringExact(e.node)),
-				statecheck.ExpectKnownValue(addr, tfjsonpath.New("summary"), knownvalue.StringRegexp(expectError(e.node+`: .*ext4.* on /dev/`+loop+` \(ext4 at `+ext4))),
+				statecheck.ExpectKnownValue(addr, tfjsonpath.New("summary"), knownvalue.StringRegexp(acctest.ErrorRegexp(e.node+`: .*ext4.* on /dev/`+loop+` \(ext4 at `+ext4))),
 				statecheck.ExpectKnownValue(addr, tfjsonpath.New("storage_class"), knownvalue.Null()),
 				statecheck.ExpectKnownValue(addr, tfjsonpath.New("capacity_sources"), knownvalue.Null()),
 
@@ -135,12 +135,12 @@ check "tmpfs_has_8m_free" {
 		},
 		{
 			Config:      acctest.ProviderConfigSSH(sshd, e.node) + data("test", filepath.Join(dir, "missing")),
-			ExpectError: expectError(`On node "` + e.node + `", .*/missing: path does not exist: create it`),
+			ExpectError: acctest.ErrorRegexp(`On node "` + e.node + `", .*/missing: path does not exist: create it`),
 		},
 		{
 			Config:      acctest.ProviderConfigSSH(sshd, e.node) + data("test", filepath.Join(dir, "dangling")),
 			PreConfig:   func() { _ = os.Symlink(filepath.Join(dir, "nowhere"), filepath.Join(dir, "dangling")) }, //nolint:errcheck // the step fails when the link is missing
-			ExpectError: expectError(`symbolic link to a path that does not exist`),
+			ExpectError: acctest.ErrorRegexp(`symbolic link to a path that does not exist`),
 		},
 	}
 	// Without `nodes`, every node is measured: only when the test's sshd can stand for all of
@@ -209,7 +209,7 @@ resource "clusterstorage_k3s_data_dir_migration" "move" {
 	steps := []resource.TestStep{{
 		Config:      acctest.ProviderConfigSSH(sshd, e.node) + migration,
 		PlanOnly:    true,
-		ExpectError: expectError(`Not enough space on the target: node_path ` + ext4),
+		ExpectError: acctest.ErrorRegexp(`Not enough space on the target: node_path ` + ext4),
 	}}
 	notRotational := target + fmt.Sprintf(`
 resource "terraform_data" "needs_ssd" {
@@ -224,7 +224,7 @@ resource "terraform_data" "needs_ssd" {
 	if strings.TrimSpace(string(rotational)) == "1" {
 		steps = append(steps, resource.TestStep{
 			Config: acctest.ProviderConfigSSH(sshd, e.node) + notRotational, PlanOnly: true,
-			ExpectError: expectError(`The target is on a rotational disk.`),
+			ExpectError: acctest.ErrorRegexp(`The target is on a rotational disk.`),
 		})
 	} else {
 		steps = append(steps, resource.TestStep{Config: acctest.ProviderConfigSSH(sshd, e.node) + notRotational})
@@ -284,7 +284,7 @@ func TestAccStorageCapacity_storageClass(t *testing.T) {
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("csi_storage_capacity"), knownvalue.Null()),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("filesystems"), knownvalue.Null()),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("totals"), knownvalue.Null()),
-					statecheck.ExpectKnownValue(addr, tfjsonpath.New("summary"), knownvalue.StringRegexp(expectError(`Available volumes: 3, 6.0 GiB in total, largest 3.0 GiB; `+e.node+`: 2 \(4.0 GiB`))),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("summary"), knownvalue.StringRegexp(acctest.ErrorRegexp(`Available volumes: 3, 6.0 GiB in total, largest 3.0 GiB; `+e.node+`: 2 \(4.0 GiB`))),
 				},
 			},
 			{
@@ -318,12 +318,12 @@ func TestAccStorageCapacity_storageClass(t *testing.T) {
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("capacity_sources"), knownvalue.ListExact(nil)),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("csi_storage_capacity"), knownvalue.Null()),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("available_volumes"), knownvalue.Null()),
-					statecheck.ExpectKnownValue(addr, tfjsonpath.New("summary"), knownvalue.StringRegexp(expectError(`publishes no capacity`))),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("summary"), knownvalue.StringRegexp(acctest.ErrorRegexp(`publishes no capacity`))),
 				},
 			},
 			{
 				Config:      data("acc-cap-no-such-class"),
-				ExpectError: expectError(`no storage class "acc-cap-no-such-class"; it has: .*` + local),
+				ExpectError: acctest.ErrorRegexp(`no storage class "acc-cap-no-such-class"; it has: .*` + local),
 			},
 		},
 	})
@@ -420,15 +420,15 @@ func TestAccStorageCapacity_longhorn(t *testing.T) {
 			{Config: data(backend + fmt.Sprintf("  nodes = [%q]\n", e.node)), ConfigStateChecks: checks},
 			{
 				Config:      data(backend + "  nodes = [\"acc-cap-no-such-node\"]\n"),
-				ExpectError: expectError(`node "acc-cap-no-such-node" not found in the cluster; its nodes are: .*` + e.node),
+				ExpectError: acctest.ErrorRegexp(`node "acc-cap-no-such-node" not found in the cluster; its nodes are: .*` + e.node),
 			},
 			{
 				Config:      data(fmt.Sprintf("  backend = { type = \"longhorn\", namespace = %q }\n  nodes = [%q]\n", ghost.ns, e.node)),
-				ExpectError: expectError(`Longhorn in namespace ` + ghost.ns + ` has no node object for "` + e.node + `" \(it has: ` + ghostNode + `\)`),
+				ExpectError: acctest.ErrorRegexp(`Longhorn in namespace ` + ghost.ns + ` has no node object for "` + e.node + `" \(it has: ` + ghostNode + `\)`),
 			},
 			{
 				Config:      data(fmt.Sprintf("  backend = { type = \"longhorn\", namespace = %q }\n", empty.ns)),
-				ExpectError: expectError(`namespace ` + empty.ns + ` has no nodes.longhorn.io objects`),
+				ExpectError: acctest.ErrorRegexp(`namespace ` + empty.ns + ` has no nodes.longhorn.io objects`),
 			},
 		},
 	})
@@ -478,7 +478,7 @@ func TestAccStorageCapacity_openEBS(t *testing.T) {
 					statecheck.ExpectKnownValue(addr, fsPath(e.node, "resolved_path"), knownvalue.StringExact(tmpfs)),
 					statecheck.ExpectKnownValue(addr, fsPath(e.node, "size_bytes"), knownvalue.Int64Exact(24<<20)),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("totals").AtMapKey("available_bytes"), knownvalue.Int64Exact(24<<20)),
-					statecheck.ExpectKnownValue(addr, tfjsonpath.New("summary"), knownvalue.StringRegexp(expectError(`not made yet; measured at `+tmpfs))),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("summary"), knownvalue.StringRegexp(acctest.ErrorRegexp(`not made yet; measured at `+tmpfs))),
 				},
 			},
 			{
@@ -491,7 +491,7 @@ func TestAccStorageCapacity_openEBS(t *testing.T) {
 			},
 			{
 				Config:      data("acc-cap-no-openebs", ""),
-				ExpectError: expectError(`no OpenEBS hostpath storage class .* belongs to a Helm release in namespace acc-cap-no-openebs`),
+				ExpectError: acctest.ErrorRegexp(`no OpenEBS hostpath storage class .* belongs to a Helm release in namespace acc-cap-no-openebs`),
 			},
 		},
 	})
@@ -584,20 +584,20 @@ func TestAccStorageCapacity_badInput(t *testing.T) {
 	for _, c := range cases {
 		steps = append(steps, resource.TestStep{
 			Config:      acctest.ProviderConfig() + "data \"clusterstorage_storage_capacity\" \"test\" {\n  " + c.body + "\n}\n",
-			ExpectError: expectError(c.want),
+			ExpectError: acctest.ErrorRegexp(c.want),
 			PlanOnly:    true,
 		})
 	}
 	// A node path without the provider's ssh block says what to add.
 	steps = append(steps, resource.TestStep{
 		Config:      acctest.ProviderConfig() + fmt.Sprintf("data \"clusterstorage_storage_capacity\" \"test\" {\n  node_path = \"/\"\n  nodes = [%q]\n}\n", acctest.Node(t)),
-		ExpectError: expectError(`the provider has no ssh block: add .ssh`),
+		ExpectError: acctest.ErrorRegexp(`the provider has no ssh block: add .ssh`),
 		PlanOnly:    true,
 	})
 	// An unknown node is refused while planning too (the data source is read during plan).
 	steps = append(steps, resource.TestStep{
 		Config:      acctest.ProviderConfig() + "data \"clusterstorage_storage_capacity\" \"test\" {\n  node_path = \"/\"\n  nodes = [\"acc-cap-no-such-node\"]\n}\n",
-		ExpectError: expectError(`Unknown node.*node "acc-cap-no-such-node" not found in the cluster`),
+		ExpectError: acctest.ErrorRegexp(`Unknown node.*node "acc-cap-no-such-node" not found in the cluster`),
 		PlanOnly:    true,
 	})
 	resource.ParallelTest(t, resource.TestCase{

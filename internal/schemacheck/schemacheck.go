@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
@@ -24,43 +25,45 @@ import (
 // It needs no cluster: a renamed attribute breaks `go test` before any acceptance run.
 func Resource(t testing.TB, r resource.Resource, model any) {
 	t.Helper()
-	ctx := context.Background()
 	resp := &resource.SchemaResponse{}
-	r.Schema(ctx, resource.SchemaRequest{}, resp)
-	if resp.Diagnostics.HasError() {
-		t.Fatalf("building the schema: %v", resp.Diagnostics)
-	}
-	if diags := resp.Schema.ValidateImplementation(ctx); diags.HasError() {
-		t.Fatalf("the schema fails the framework's implementation validation: %v", diags)
-	}
-	typ := resp.Schema.Type().TerraformType(ctx)
-	checkModel(t, typ, model)
-	state := tfsdk.State{Schema: resp.Schema, Raw: nullAttributes(t, typ)}
-	checkGet(t, model, func(target any) error {
-		if diags := state.Get(ctx, target); diags.HasError() {
-			return diagsError(diags.Errors()[0].Summary() + ": " + diags.Errors()[0].Detail())
-		}
-		return nil
+	r.Schema(context.Background(), resource.SchemaRequest{}, resp)
+	check(t, resp.Schema, resp.Diagnostics, model, func(ctx context.Context, raw tftypes.Value, target any) diag.Diagnostics {
+		return tfsdk.State{Schema: resp.Schema, Raw: raw}.Get(ctx, target)
 	})
 }
 
 // DataSource is Resource for a data source.
 func DataSource(t testing.TB, d datasource.DataSource, model any) {
 	t.Helper()
-	ctx := context.Background()
 	resp := &datasource.SchemaResponse{}
-	d.Schema(ctx, datasource.SchemaRequest{}, resp)
-	if resp.Diagnostics.HasError() {
-		t.Fatalf("building the schema: %v", resp.Diagnostics)
+	d.Schema(context.Background(), datasource.SchemaRequest{}, resp)
+	check(t, resp.Schema, resp.Diagnostics, model, func(ctx context.Context, raw tftypes.Value, target any) diag.Diagnostics {
+		return tfsdk.Config{Schema: resp.Schema, Raw: raw}.Get(ctx, target)
+	})
+}
+
+// anySchema is what a resource's and a data source's schema have alike.
+type anySchema interface {
+	Type() attr.Type
+	ValidateImplementation(ctx context.Context) diag.Diagnostics
+}
+
+// check is Resource and DataSource once the schema is built (with diagnostics built): get reads
+// a raw value of the schema's type into target, as the State or Config of a CRUD call does.
+func check(t testing.TB, s anySchema, built diag.Diagnostics, model any, get func(ctx context.Context, raw tftypes.Value, target any) diag.Diagnostics) {
+	t.Helper()
+	ctx := context.Background()
+	if built.HasError() {
+		t.Fatalf("building the schema: %v", built)
 	}
-	if diags := resp.Schema.ValidateImplementation(ctx); diags.HasError() {
+	if diags := s.ValidateImplementation(ctx); diags.HasError() {
 		t.Fatalf("the schema fails the framework's implementation validation: %v", diags)
 	}
-	typ := resp.Schema.Type().TerraformType(ctx)
+	typ := s.Type().TerraformType(ctx)
 	checkModel(t, typ, model)
-	config := tfsdk.Config{Schema: resp.Schema, Raw: nullAttributes(t, typ)}
+	raw := nullAttributes(t, typ)
 	checkGet(t, model, func(target any) error {
-		if diags := config.Get(ctx, target); diags.HasError() {
+		if diags := get(ctx, raw, target); diags.HasError() {
 			return diagsError(diags.Errors()[0].Summary() + ": " + diags.Errors()[0].Detail())
 		}
 		return nil
