@@ -43,7 +43,7 @@ resource "clusterstorage_storage_backend" "test" {
 				ExpectError: acctest.ErrorWords("openebs charts 4.0.x to 4.2.x have no Alloy"),
 			},
 			{
-				Config: config("4.0.1", `{ volume_snapshot_crds = false }`, "engines.local.lvm.enabled"),
+				Config:      config("4.0.1", `{ volume_snapshot_crds = false }`, "engines.local.lvm.enabled"),
 				ExpectError: acctest.ErrorWords("raw values contradict the typed settings"),
 			},
 		},
