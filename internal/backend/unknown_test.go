@@ -19,7 +19,7 @@ func TestAccStorageBackend_unknownAtPlan(t *testing.T) {
 	config := func(version, openebs, set string) string {
 		return acctest.ProviderConfig() + fmt.Sprintf(`
 resource "terraform_data" "v" {
-  input = "true"
+  input = ["true"]
 }
 resource "clusterstorage_storage_backend" "test" {
   type          = "openebs"
@@ -27,11 +27,11 @@ resource "clusterstorage_storage_backend" "test" {
   version       = %q
   namespace     = %q
   openebs       = %s
-  set           = [for v in toset([terraform_data.v.output]) : { name = %q, value = v }]
-  set_sensitive = [for v in toset([terraform_data.v.id]) : { name = "x.token", value = v }]
+  set           = [for v in terraform_data.v.output : { name = %q, value = v }]
+  set_sensitive = [for v in terraform_data.v.output : { name = "x.token", value = v }]
 }`, version, ns, openebs, set)
 	}
-	unknownSettings := `terraform_data.v.id != "" ? { volume_snapshot_crds = false } : null`
+	unknownSettings := `length(terraform_data.v.output) > 0 ? { volume_snapshot_crds = false } : null`
 	resource.ParallelTest(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,

@@ -30,7 +30,7 @@ resource "terraform_data" "node" {
   input = %[1]q
 }
 resource "terraform_data" "disk" {
-  input = "nvme"
+  input = ["nvme"]
 }
 provider "clusterstorage" {
   kubernetes {
@@ -48,7 +48,7 @@ resource "clusterstorage_local_pv" "test" {
   node          = %[1]q
   path          = %[9]q
   capacity      = "1Gi"
-  node_affinity = [for v in toset([terraform_data.disk.output]) : %[10]s]
+  node_affinity = [for v in terraform_data.disk.output : %[10]s]
   %[11]s
 }`, f.node, acctest.Kubeconfig(), f.sshd.User, f.sshd.ClientKeyPath, f.sshd.KnownHostsPath, f.sshd.Host, f.sshd.Port, name, dir, affinity, extra)
 	}
