@@ -38,6 +38,11 @@ resource "clusterstorage_storage_backend" "test" {
 		Steps: []resource.TestStep{
 			{Config: config("4.0.1", unknownSettings, "x.y"), PlanOnly: true, ExpectNonEmptyPlan: true},
 			{
+				Config: config("4.0.1", `null
+  longhorn      = { default_replica_count = 1 }`, "x.y"), PlanOnly: true,
+				ExpectError: acctest.ErrorWords("The longhorn block only applies to type = \"longhorn\""),
+			},
+			{
 				// Typed settings the version cannot carry are refused at plan while the raw values are unknown.
 				Config: config("4.1.3", `{ alloy_enabled = true }`, "x.y"), PlanOnly: true,
 				ExpectError: acctest.ErrorWords("openebs charts 4.0.x to 4.2.x have no Alloy"),
