@@ -17,6 +17,7 @@ import (
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/helm"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/providerdata"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/tfconv"
 )
 
 var (
@@ -66,10 +67,12 @@ func (r *Resource) Configure(_ context.Context, req resource.ConfigureRequest, r
 }
 
 // ValidateConfig checks that the settings block matches the type and that a client certificate
-// comes with its key.
+// comes with its key. A settings block not known yet is checked once it is.
 func (r *Resource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	config := req.Config
+	tfconv.Pending(&config.Raw, &resp.Diagnostics, "openebs", "longhorn", "set", "set_sensitive")
 	var m model
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	resp.Diagnostics.Append(config.Get(ctx, &m)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -96,13 +99,17 @@ func (r *Resource) ValidateConfig(ctx context.Context, req resource.ValidateConf
 }
 
 // ModifyPlan fills the per-type defaults, checks the chart version and raw values against the
-// typed settings, and plans an upgrade when the live release drifted from state.
+// typed settings, and plans an upgrade when the live release drifted from state. Settings or raw
+// values not known yet (built from values computed during apply) are checked once they are.
 func (r *Resource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	if req.Plan.Raw.IsNull() {
 		return
 	}
+	known := req.Plan
+	typedPending := tfconv.Pending(&known.Raw, &resp.Diagnostics, "openebs", "longhorn")
+	rawPending := tfconv.Pending(&known.Raw, &resp.Diagnostics, "values", "set", "set_sensitive")
 	var plan model
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(known.Get(ctx, &plan)...)
 	if resp.Diagnostics.HasError() || plan.Type.IsUnknown() {
 		return
 	}
@@ -117,9 +124,13 @@ func (r *Resource) ModifyPlan(ctx context.Context, req resource.ModifyPlanReques
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("id"), types.StringValue(plan.Namespace.ValueString()+"/"+plan.ReleaseName.ValueString()))...)
 	}
 
-	// With an exact version, its value keys are known now: check the version and the raw values.
-	if v := plan.Version; !v.IsUnknown() && isExactVersion(v.ValueString()) && valuesKnown(plan) {
+	// With an exact version, its value keys are known now: check the version, the typed settings,
+	// and the raw values against them once those are known.
+	if v := plan.Version; !v.IsUnknown() && isExactVersion(v.ValueString()) && len(typedPending) == 0 {
 		s := plan.spec()
+		if len(rawPending) > 0 {
+			s.Values, s.Sets = nil, nil
+		}
 		if _, err := s.valuesFor(strings.TrimPrefix(v.ValueString(), "v")); err != nil {
 			resp.Diagnostics.Append(settingsError(s, err)...)
 			return
@@ -523,22 +534,4 @@ func observe(ctx context.Context, hc *helm.Client, m *model, st *helm.Status) di
 	}
 	m.observed(st, fp, classes)
 	return diags
-}
-
-// valuesKnown reports whether every raw value input of the plan is known.
-func valuesKnown(m model) bool {
-	if m.Values.IsUnknown() {
-		return false
-	}
-	for _, e := range m.Values.Elements() {
-		if e.IsUnknown() {
-			return false
-		}
-	}
-	for _, s := range append(append([]setModel{}, m.Set...), m.SetSensitive...) {
-		if s.Name.IsUnknown() || s.Value.IsUnknown() || s.Type.IsUnknown() {
-			return false
-		}
-	}
-	return true
 }

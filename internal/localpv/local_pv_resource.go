@@ -26,6 +26,7 @@ import (
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/node"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/providerdata"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/tfconv"
 )
 
 var (
@@ -61,10 +62,13 @@ func (r *Resource) Configure(_ context.Context, req resource.ConfigureRequest, r
 	r.data = providerdata.From(req.ProviderData, &resp.Diagnostics)
 }
 
-// ValidateConfig checks combinations of attributes no single validator can see.
+// ValidateConfig checks combinations of attributes no single validator can see. A node_affinity
+// not known yet (a for over values computed during apply) is checked once it is.
 func (r *Resource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	config := req.Config
+	tfconv.Pending(&config.Raw, &resp.Diagnostics, "node_affinity")
 	var m model
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	resp.Diagnostics.Append(config.Get(ctx, &m)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/localpv"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/providerdata"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/storageclass"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/tfconv"
 )
 
 var _ provider.Provider = &Provider{}
@@ -44,11 +45,13 @@ func (p *Provider) Schema(_ context.Context, _ provider.SchemaRequest, resp *pro
 }
 
 // Configure reads the provider block and hands the shared clients to resources and data sources.
-// The Kubernetes client itself is built on first use, so that a cluster created in the same apply
-// does not fail the plan.
+// The Kubernetes client itself is built on first use, and ssh or nodes not known yet only make
+// node access wait, so that a cluster created in the same apply does not fail the plan.
 func (p *Provider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
+	cfg := req.Config
+	pending := tfconv.Pending(&cfg.Raw, &resp.Diagnostics, "ssh", "nodes")
 	var config providerModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
+	resp.Diagnostics.Append(cfg.Get(ctx, &config)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -56,7 +59,7 @@ func (p *Provider) Configure(ctx context.Context, req provider.ConfigureRequest,
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	nodes := config.nodeAccess(&resp.Diagnostics)
+	nodes := config.nodeAccess(pending, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}

@@ -124,13 +124,15 @@ func (c credentialsModel) endpoint(host string) node.Endpoint {
 	return node.Endpoint{Host: host, Port: int(c.Port.ValueInt64()), User: c.User.ValueString(), Auth: c.auth(), HostKey: c.hostKey()}
 }
 
-// nodeAccess builds the SSH defaults and per-node overrides. Nothing connects here.
-func (m providerModel) nodeAccess(diags *diag.Diagnostics) *providerdata.NodeAccess {
+// nodeAccess builds the SSH defaults and per-node overrides; unknown names the attributes not
+// known yet, with which no node is reached. Nothing connects here.
+func (m providerModel) nodeAccess(unknown []string, diags *diag.Diagnostics) *providerdata.NodeAccess {
 	access := &providerdata.NodeAccess{
 		Pool: node.NewPool(node.PoolOptions{Logger: func(ctx context.Context, msg string, fields map[string]any) {
 			tflog.Debug(ctx, msg, fields)
 		}}),
 		Overrides: map[string]node.Override{},
+		Unknown:   unknown,
 	}
 	if s := m.SSH; s != nil {
 		access.Configured = true

@@ -3,6 +3,7 @@ package providerdata
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -19,6 +20,9 @@ type NodeAccess struct {
 	Overrides map[string]node.Override
 	// Configured is false when the provider has no ssh block and no nodes entries.
 	Configured bool
+	// Unknown names the provider attributes (ssh, nodes) not known yet: at plan, when they are
+	// built from values computed during apply. No node is reached before they are known.
+	Unknown []string
 }
 
 // Host returns the SSH handle for the cluster node named name. A node the cluster does not have is
@@ -57,6 +61,10 @@ func (d *Data) HostFor(n *corev1.Node) (*node.Host, error) {
 }
 
 func (d *Data) checkSSH(name string) error {
+	if d.Nodes != nil && len(d.Nodes.Unknown) > 0 {
+		return fmt.Errorf("node %q cannot be reached yet: the provider's %s depend on values computed during apply "+
+			"and are known only then", name, strings.Join(d.Nodes.Unknown, " and "))
+	}
 	if d.Nodes == nil || !d.Nodes.Configured {
 		return fmt.Errorf("node %q must be reached over SSH, but the provider has no ssh block: "+
 			"add `ssh { private_key_path = \"~/.ssh/id_ed25519\" }` (or agent/password) to the provider, "+

@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 )
 
 // StringMap returns the elements of a known map; null or unknown gives nil.
@@ -95,4 +96,85 @@ func MergeManaged(live, previous, desired map[string]string) map[string]string {
 		return nil
 	}
 	return out
+}
+
+// Pending is for models whose nested attributes are Go structs, slices or maps of structs, which
+// cannot hold an unknown value. At plan, and in every `terraform validate`, a nested attribute
+// built by an expression over values computed during apply (a for over a resource's outputs or
+// over a variable) is unknown as a whole or in part. Pending sets to null, in *raw (a Config's or
+// Plan's Raw), each named top-level attribute that is or holds an unknown object or collection of
+// objects, so that the rest still reads into the model, and returns the named attributes that are
+// not wholly known: checks that need them wait until they are known (during apply, Terraform
+// validates and plans again with known values).
+func Pending(raw *tftypes.Value, diags *diag.Diagnostics, names ...string) []string {
+	if raw.IsNull() || !raw.IsKnown() {
+		return nil
+	}
+	var shared map[string]tftypes.Value
+	if err := raw.As(&shared); err != nil {
+		diags.AddError("Cannot read the configuration", err.Error()+". This is a bug in the provider; please report it.")
+		return nil
+	}
+	attrs := maps.Clone(shared) // As hands out the value's own map, which the request's other copies share
+	var pending []string
+	for _, name := range names {
+		v, ok := attrs[name]
+		if !ok || v.IsFullyKnown() {
+			continue
+		}
+		pending = append(pending, name)
+		if !structReadable(v) {
+			attrs[name] = tftypes.NewValue(v.Type(), nil)
+		}
+	}
+	if len(pending) > 0 {
+		*raw = tftypes.NewValue(raw.Type(), attrs)
+	}
+	return pending
+}
+
+// structReadable reports whether v reads into Go structs: no object, and no collection of
+// objects, in it is unknown (unknown strings, numbers and lists of them go into types values).
+func structReadable(v tftypes.Value) bool {
+	if !v.IsKnown() {
+		return !holdsObject(v.Type())
+	}
+	if v.IsNull() {
+		return true
+	}
+	var children []tftypes.Value
+	switch v.Type().(type) {
+	case tftypes.Object, tftypes.Map:
+		m := map[string]tftypes.Value{}
+		if v.As(&m) != nil {
+			return false
+		}
+		for _, c := range m {
+			children = append(children, c)
+		}
+	case tftypes.List, tftypes.Set, tftypes.Tuple:
+		if v.As(&children) != nil {
+			return false
+		}
+	}
+	for _, c := range children {
+		if !structReadable(c) {
+			return false
+		}
+	}
+	return true
+}
+
+func holdsObject(t tftypes.Type) bool {
+	switch t := t.(type) {
+	case tftypes.Object:
+		return true
+	case tftypes.List:
+		return holdsObject(t.ElementType)
+	case tftypes.Set:
+		return holdsObject(t.ElementType)
+	case tftypes.Map:
+		return holdsObject(t.ElementType)
+	}
+	return false
 }
