@@ -44,10 +44,12 @@ destroy_left() {
 trap 'destroy_left; cleanup_work "$work"; cluster_down_if_started' EXIT
 
 # peak_rss runs a command and prints the peak resident memory (VmHWM, in MiB) of the processes it
-# starts (the provider plugins), read from /proc every 50 ms without forking, so that the
-# sampling neither slows the run nor counts another run's providers.
+# starts (the provider plugins), and the peak of its anonymous part (RssAnon: heap and stacks;
+# the rest is the executable's pages, which vary with what the page cache holds), read from
+# /proc every 50 ms without forking, so that the sampling neither slows the run nor counts
+# another run's providers.
 peak_rss() {
-	local peak=0 task kids more child hwm key value _
+	local peak=0 anon=0 task kids more child hwm rss key value _
 	"$@" >"$work/cmd.log" 2>&1 &
 	local cmd=$!
 	while kill -0 "$cmd" 2>/dev/null; do
@@ -57,19 +59,23 @@ peak_rss() {
 			kids+=("${more[@]}")
 		done
 		for child in "${kids[@]}"; do
-			hwm=0
+			hwm=0 rss=0
 			while read -r key value _; do
-				[[ $key == VmHWM: ]] && hwm=$value
+				case $key in
+				VmHWM:) hwm=$value ;;
+				RssAnon:) rss=$value ;;
+				esac
 			done <"/proc/$child/status" 2>/dev/null || true
 			((hwm > peak)) && peak=$hwm
+			((rss > anon)) && anon=$rss
 		done
 		read -r -t 0.05 -u "$tick" _ || true
 	done
 	wait "$cmd" || { cat "$work/cmd.log" >&2; return 1; }
-	echo $((peak / 1024))
+	echo $((peak / 1024)) $((anon / 1024))
 }
 
-timed() { # prints "seconds peakMiB"
+timed() { # prints "seconds peakMiB anonMiB"
 	local t0=$EPOCHREALTIME mem
 	mem=$(peak_rss "$@")
 	printf '%.2f %s\n' "$(bc <<<"$EPOCHREALTIME - $t0")" "$mem"
@@ -198,9 +204,10 @@ for ((round = 1; round <= ROUNDS; round++)); do
 		echo "==> objects round $round/$ROUNDS: $run" >&2
 		read -r s _ < <(cli "$run" apply -auto-approve -input=false)
 		echo "$s" >>"$work/$run.apply"
-		read -r s mb < <(cli "$run" plan -detailed-exitcode -input=false)
+		read -r s mb anon < <(cli "$run" plan -detailed-exitcode -input=false)
 		echo "$s" >>"$work/$run.plan"
 		echo "$mb" >>"$work/$run.rss"
+		echo "$anon" >>"$work/$run.anon"
 		read -r s _ < <(cli "$run" destroy -auto-approve -input=false)
 		echo "$s" >>"$work/$run.destroy"
 	done
@@ -211,17 +218,18 @@ ratio() { [[ -s $work/anchor.$2 ]] && printf '%.2fx' "$(bc -l <<<"$(med "$1" "$2
 printf '\n%s: %d storage classes + %d local PVs (create_directory = false), %s, medians of %d rounds\n' \
 	"objects" "$OBJECTS" "$OBJECTS" "$("$CLI" version | head -1)" "$ROUNDS"
 printf '%-28s %14s %22s %8s %18s\n' "" "clusterstorage" "hashicorp/kubernetes" "ratio" "floor (terraform)"
-for what in apply plan destroy rss; do
+for what in apply plan destroy rss anon; do
 	case $what in
 	apply) label="apply (s)" ;;
 	plan) label="no-change plan (s)" ;;
 	destroy) label="destroy (s)" ;;
 	rss) label="provider peak RSS (MiB)" ;;
+	anon) label="  of it anonymous (MiB)" ;;
 	esac
 	anchor=-
 	[[ -s $work/anchor.$what ]] && anchor=$(med anchor "$what")
 	floor=-
-	[[ $what != rss ]] && floor=$(med floor "$what")
+	[[ $what != rss && $what != anon ]] && floor=$(med floor "$what")
 	printf '%-28s %14s %22s %8s %18s\n' "$label" "$(med ours "$what")" "$anchor" "$(ratio ours "$what")" "$floor"
 done
 printf '(rounds: ours apply %s; plan %s; destroy %s)\n' "$(paste -sd/ "$work/ours.apply")" "$(paste -sd/ "$work/ours.plan")" "$(paste -sd/ "$work/ours.destroy")"
@@ -262,12 +270,12 @@ resource "clusterstorage_local_pv" "bench" {
 TF
 logins() { grep -c "Accepted publickey" "$work/ssh/sshd.log" || true; }
 before=$(logins)
-read -r pv_apply_s pv_apply_mb < <(timed "$CLI" -chdir="$work/pv" apply -auto-approve -input=false)
+read -r pv_apply_s pv_apply_mb _ < <(timed "$CLI" -chdir="$work/pv" apply -auto-approve -input=false)
 apply_logins=$(( $(logins) - before ))
 before=$(logins)
-read -r pv_plan_s pv_plan_mb < <(timed "$CLI" -chdir="$work/pv" plan -input=false)
+read -r pv_plan_s pv_plan_mb _ < <(timed "$CLI" -chdir="$work/pv" plan -input=false)
 plan_logins=$(( $(logins) - before ))
-read -r pv_destroy_s pv_destroy_mb < <(timed "$CLI" -chdir="$work/pv" destroy -auto-approve -input=false)
+read -r pv_destroy_s pv_destroy_mb _ < <(timed "$CLI" -chdir="$work/pv" destroy -auto-approve -input=false)
 
 printf '\n%-44s %10s %14s %12s\n' "local_pv ($VOLUMES resources, one node)" "seconds" "provider MiB" "SSH logins"
 printf '%-44s %10s %14s %12s\n' "terraform apply" "$pv_apply_s" "$pv_apply_mb" "$apply_logins"
