@@ -11,7 +11,7 @@
 #                        objects are then also made through it (kubernetes_storage_class_v1,
 #                        kubernetes_persistent_volume_v1) and the table shows the ratios. The
 #                        project never builds or ships that provider; see README (Performance).
-#   BENCH_ONLY           "objects" stops after that benchmark
+#   BENCH_ONLY           "objects" runs only that benchmark, "volumes" only the next one
 #   BENCH_VOLUMES        local_pv resources with directories over SSH on one node (default 50)
 #   BENCH_EXTRAS         0 skips the benchmarks of scripts/bench-*.sh (fio overhead, k3s migration)
 set -euo pipefail
@@ -86,11 +86,13 @@ exec {tick}<> <(:)
 
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
+node="$(bin/kube kubectl --kubeconfig "$KUBECONFIG_PATH" get nodes -o 'jsonpath={.items[0].metadata.name}')"
+prefix="bench-$(printf '%04x%04x' $RANDOM $RANDOM)"
+
+if [[ "${BENCH_ONLY:-}" != volumes ]]; then
 # --- Objects: OBJECTS storage classes + OBJECTS local PVs without directories, against the floor
 # (2*OBJECTS terraform_data, Terraform alone) and, when BENCH_ANCHOR_MIRROR names a
 # filesystem_mirror holding hashicorp/kubernetes, the same shape through that provider.
-node="$(bin/kube kubectl --kubeconfig "$KUBECONFIG_PATH" get nodes -o 'jsonpath={.items[0].metadata.name}')"
-prefix="bench-$(printf '%04x%04x' $RANDOM $RANDOM)"
 mkdir -p "$work/ours" "$work/floor"
 cat >"$work/ours/main.tf" <<TF
 terraform {
@@ -233,6 +235,7 @@ for what in apply plan destroy rss anon; do
 	printf '%-28s %14s %22s %8s %18s\n' "$label" "$(med ours "$what")" "$anchor" "$(ratio ours "$what")" "$floor"
 done
 printf '(rounds: ours apply %s; plan %s; destroy %s)\n' "$(paste -sd/ "$work/ours.apply")" "$(paste -sd/ "$work/ours.plan")" "$(paste -sd/ "$work/ours.destroy")"
+fi
 [[ "${BENCH_ONLY:-}" == objects ]] && exit 0
 
 echo "==> local_pv: $VOLUMES volumes on one node" >&2
@@ -282,7 +285,7 @@ printf '%-44s %10s %14s %12s\n' "terraform apply" "$pv_apply_s" "$pv_apply_mb" "
 printf '%-44s %10s %14s %12s\n' "terraform plan (no changes)" "$pv_plan_s" "$pv_plan_mb" "$plan_logins"
 printf '%-44s %10s %14s\n' "terraform destroy" "$pv_destroy_s" "$pv_destroy_mb"
 
-[[ "${BENCH_EXTRAS:-1}" == 1 ]] || exit 0
+[[ "${BENCH_EXTRAS:-1}" == 1 && -z "${BENCH_ONLY:-}" ]] || exit 0
 for extra in scripts/bench-*.sh; do
 	[[ -x "$extra" ]] || continue
 	echo "==> $extra" >&2
