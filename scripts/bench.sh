@@ -219,7 +219,7 @@ med() { median <"$work/$1.$2"; }
 ratio() { [[ -s $work/anchor.$2 ]] && printf '%.2fx' "$(bc -l <<<"$(med "$1" "$2") / $(med anchor "$2")")" || echo -; }
 printf '\n%s: %d storage classes + %d local PVs (create_directory = false), %s, medians of %d rounds\n' \
 	"objects" "$OBJECTS" "$OBJECTS" "$("$CLI" version | head -1)" "$ROUNDS"
-printf '%-28s %14s %22s %8s %18s\n' "" "clusterstorage" "hashicorp/kubernetes" "ratio" "floor (terraform)"
+printf '%-28s %14s %22s %8s %18s\n' "" "clusterstorage" "hashicorp/kubernetes" "ratio" "floor (CLI alone)"
 for what in apply plan destroy rss anon; do
 	case $what in
 	apply) label="apply (s)" ;;
