@@ -3,9 +3,17 @@
 # through dev_overrides, the local cluster) and prints small tables. Numbers from a 2-core VM
 # vary with load; run it on a quiet machine and compare runs on the same machine.
 #
-#   BENCH_CLASSES  storage classes in the apply/plan benchmark (default 100)
-#   BENCH_VOLUMES  local_pv resources on one node (default 50)
-#   BENCH_EXTRAS   0 skips the benchmarks of scripts/bench-*.sh (fio overhead, k3s migration)
+#   BENCH_OBJECTS        storage classes, and as many local_pv without directories, in the
+#                        apply/plan/destroy benchmark (default 100 each)
+#   BENCH_ROUNDS         rounds of that benchmark; medians are printed (default 3)
+#   BENCH_CLI            the CLI to run (default bin/terraform; bin/tofu works too)
+#   BENCH_ANCHOR_MIRROR  a filesystem_mirror directory holding hashicorp/kubernetes: the same
+#                        objects are then also made through it (kubernetes_storage_class_v1,
+#                        kubernetes_persistent_volume_v1) and the table shows the ratios. The
+#                        project never builds or ships that provider; see README (Performance).
+#   BENCH_ONLY           "objects" runs only that benchmark, "volumes" only the next one
+#   BENCH_VOLUMES        local_pv resources with directories over SSH on one node (default 50)
+#   BENCH_EXTRAS         0 skips the benchmarks of scripts/bench-*.sh (fio overhead, k3s migration)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -13,7 +21,9 @@ cd "$ROOT"
 # shellcheck source=scripts/lib.sh
 source scripts/lib.sh
 
-CLASSES="${BENCH_CLASSES:-100}"
+OBJECTS="${BENCH_OBJECTS:-100}"
+ROUNDS="${BENCH_ROUNDS:-3}"
+CLI="${BENCH_CLI:-$ROOT/bin/terraform}"
 VOLUMES="${BENCH_VOLUMES:-50}"
 
 scripts/deps.sh
@@ -23,36 +33,69 @@ TF_CLI_CONFIG_FILE="$(scripts/devrc.sh)"
 export TF_CLI_CONFIG_FILE CHECKPOINT_DISABLE=1 TF_IN_AUTOMATION=1
 
 work="$(mktemp -d)"
-trap 'cleanup_work "$work"; cluster_down_if_started' EXIT
+# destroy_left destroys what a failed run left in the cluster (the runs destroy their own objects).
+destroy_left() {
+	local dir
+	for dir in "$work"/*/; do
+		[[ -s $dir/terraform.tfstate ]] || continue
+		TF_CLI_CONFIG_FILE="$(cat "$dir/cli.path" 2>/dev/null || echo "$TF_CLI_CONFIG_FILE")" \
+			"$CLI" -chdir="$dir" destroy -auto-approve -input=false >/dev/null 2>&1 || echo "left in the cluster: see $dir" >&2
+	done
+}
+trap 'destroy_left; cleanup_work "$work"; cluster_down_if_started' EXIT
 
-# peak_rss runs a command and prints the provider process's peak resident memory (VmHWM, in
-# MiB) while it ran, sampled from /proc every 50 ms.
+# peak_rss runs a command and prints the peak resident memory (VmHWM, in MiB) of the processes it
+# starts (the provider plugins), and the peak of its anonymous part (RssAnon: heap and stacks;
+# the rest is the executable's pages, which vary with what the page cache holds), read from
+# /proc every 50 ms without forking, so that the sampling neither slows the run nor counts
+# another run's providers.
 peak_rss() {
-	local peak=0 pid hwm
+	local peak=0 anon=0 task kids more child hwm rss key value _
 	"$@" >"$work/cmd.log" 2>&1 &
 	local cmd=$!
 	while kill -0 "$cmd" 2>/dev/null; do
-		for pid in $(pgrep -f terraform-provider-clusterstorage || true); do
-			hwm=$(awk '/VmHWM/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)
-			((hwm > peak)) && peak=$hwm
+		kids=()
+		for task in /proc/"$cmd"/task/*/children; do
+			read -r -a more <"$task" 2>/dev/null || true
+			kids+=("${more[@]}")
 		done
-		sleep 0.05
+		for child in "${kids[@]}"; do
+			hwm=0 rss=0
+			while read -r key value _; do
+				case $key in
+				VmHWM:) hwm=$value ;;
+				RssAnon:) rss=$value ;;
+				esac
+			done <"/proc/$child/status" 2>/dev/null || true
+			((hwm > peak)) && peak=$hwm
+			((rss > anon)) && anon=$rss
+		done
+		read -r -t 0.05 -u "$tick" _ || true
 	done
 	wait "$cmd" || { cat "$work/cmd.log" >&2; return 1; }
-	echo $((peak / 1024))
+	echo $((peak / 1024)) $((anon / 1024))
 }
 
-timed() { # prints "seconds peakMiB"
-	local t0 t1 mem
-	t0=$(date +%s.%N)
+timed() { # prints "seconds peakMiB anonMiB"
+	local t0=$EPOCHREALTIME mem
 	mem=$(peak_rss "$@")
-	t1=$(date +%s.%N)
-	printf '%.2f %s\n' "$(echo "$t1 - $t0" | bc)" "$mem"
+	printf '%.2f %s\n' "$(bc <<<"$EPOCHREALTIME - $t0")" "$mem"
 }
 
-echo "==> storage_class: $CLASSES classes" >&2
-mkdir -p "$work/sc"
-cat >"$work/sc/main.tf" <<TF
+# tick is a descriptor nothing is ever written to: reading it with a timeout sleeps without a fork.
+exec {tick}<> <(:)
+
+median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+node="$(bin/kube kubectl --kubeconfig "$KUBECONFIG_PATH" get nodes -o 'jsonpath={.items[0].metadata.name}')"
+prefix="bench-$(printf '%04x%04x' $RANDOM $RANDOM)"
+
+if [[ "${BENCH_ONLY:-}" != volumes ]]; then
+# --- Objects: OBJECTS storage classes + OBJECTS local PVs without directories, against the floor
+# (2*OBJECTS terraform_data, Terraform alone) and, when BENCH_ANCHOR_MIRROR names a
+# filesystem_mirror holding hashicorp/kubernetes, the same shape through that provider.
+mkdir -p "$work/ours" "$work/floor"
+cat >"$work/ours/main.tf" <<TF
 terraform {
   required_providers {
     clusterstorage = { source = "clusterstorage/clusterstorage" }
@@ -64,26 +107,142 @@ provider "clusterstorage" {
   }
 }
 resource "clusterstorage_storage_class" "bench" {
-  count       = $CLASSES
-  name        = "bench-\${count.index}"
+  count               = $OBJECTS
+  name                = "$prefix-\${count.index}"
   storage_provisioner = "kubernetes.io/no-provisioner"
-  labels      = { bench = "true" }
+  labels              = { bench = "true" }
+}
+resource "clusterstorage_local_pv" "bench" {
+  count              = $OBJECTS
+  name               = "$prefix-pv-\${count.index}"
+  node               = "$node"
+  path               = "/tmp/$prefix/vol-\${count.index}"
+  capacity           = "1Gi"
+  storage_class_name = "$prefix-none"
+  labels             = { bench = "true" }
+  create_directory   = false
 }
 TF
-read -r apply_s apply_mb < <(timed bin/terraform -chdir="$work/sc" apply -auto-approve -input=false)
-read -r plan_s plan_mb < <(timed bin/terraform -chdir="$work/sc" plan -detailed-exitcode -input=false)
-read -r destroy_s destroy_mb < <(timed bin/terraform -chdir="$work/sc" destroy -auto-approve -input=false)
+cat >"$work/floor/main.tf" <<TF
+resource "terraform_data" "bench" {
+  count = $((2 * OBJECTS))
+  input = "$prefix-\${count.index}"
+}
+TF
+runs=(ours floor)
+if [[ -n "${BENCH_ANCHOR_MIRROR:-}" ]]; then
+	mkdir -p "$work/anchor"
+	cat >"$work/anchor/cli.tfrc" <<RC
+provider_installation {
+  filesystem_mirror {
+    path    = "$BENCH_ANCHOR_MIRROR"
+    include = ["registry.terraform.io/hashicorp/kubernetes", "registry.opentofu.org/hashicorp/kubernetes"]
+  }
+}
+RC
+	echo "$work/anchor/cli.tfrc" >"$work/anchor/cli.path"
+	cat >"$work/anchor/main.tf" <<TF
+terraform {
+  required_providers {
+    kubernetes = { source = "hashicorp/kubernetes" }
+  }
+}
+provider "kubernetes" {
+  config_path = "$KUBECONFIG_PATH"
+}
+resource "kubernetes_storage_class_v1" "bench" {
+  count = $OBJECTS
+  metadata {
+    name   = "$prefix-k-\${count.index}"
+    labels = { bench = "true" }
+  }
+  storage_provisioner = "kubernetes.io/no-provisioner"
+}
+resource "kubernetes_persistent_volume_v1" "bench" {
+  count = $OBJECTS
+  metadata {
+    name   = "$prefix-kpv-\${count.index}"
+    labels = { bench = "true" }
+  }
+  spec {
+    capacity           = { storage = "1Gi" }
+    access_modes       = ["ReadWriteOnce"]
+    storage_class_name = "$prefix-none"
+    persistent_volume_source {
+      local {
+        path = "/tmp/$prefix/vol-\${count.index}"
+      }
+    }
+    node_affinity {
+      required {
+        node_selector_term {
+          match_expressions {
+            key      = "kubernetes.io/hostname"
+            operator = "In"
+            values   = ["$node"]
+          }
+        }
+      }
+    }
+  }
+}
+TF
+	TF_CLI_CONFIG_FILE="$work/anchor/cli.tfrc" "$CLI" -chdir="$work/anchor" init -input=false >"$work/anchor/init.log" 2>&1 ||
+		{ cat "$work/anchor/init.log" >&2; exit 1; }
+	runs+=(anchor)
+fi
 
-printf '\n%-44s %10s %14s\n' "storage_class ($CLASSES resources)" "seconds" "provider MiB"
-printf '%-44s %10s %14s\n' "terraform apply" "$apply_s" "$apply_mb"
-printf '%-44s %10s %14s\n' "terraform plan (no changes)" "$plan_s" "$plan_mb"
-printf '%-44s %10s %14s\n' "terraform destroy" "$destroy_s" "$destroy_mb"
+# cli RUN ARGS... runs the CLI in RUN's directory with RUN's CLI configuration. Through env, so
+# that the CLI is the process peak_rss starts and the providers are its children.
+cli() {
+	local run=$1 rc=$TF_CLI_CONFIG_FILE
+	shift
+	[[ $run == anchor ]] && rc="$work/anchor/cli.tfrc"
+	timed env TF_CLI_CONFIG_FILE="$rc" "$CLI" -chdir="$work/$run" "$@"
+}
+
+# The rounds interleave the runs, so that load from elsewhere on the machine falls on all of them.
+for ((round = 1; round <= ROUNDS; round++)); do
+	for run in "${runs[@]}"; do
+		echo "==> objects round $round/$ROUNDS: $run" >&2
+		read -r s _ < <(cli "$run" apply -auto-approve -input=false)
+		echo "$s" >>"$work/$run.apply"
+		read -r s mb anon < <(cli "$run" plan -detailed-exitcode -input=false)
+		echo "$s" >>"$work/$run.plan"
+		echo "$mb" >>"$work/$run.rss"
+		echo "$anon" >>"$work/$run.anon"
+		read -r s _ < <(cli "$run" destroy -auto-approve -input=false)
+		echo "$s" >>"$work/$run.destroy"
+	done
+done
+
+med() { median <"$work/$1.$2"; }
+ratio() { [[ -s $work/anchor.$2 ]] && printf '%.2fx' "$(bc -l <<<"$(med "$1" "$2") / $(med anchor "$2")")" || echo -; }
+printf '\n%s: %d storage classes + %d local PVs (create_directory = false), %s, medians of %d rounds\n' \
+	"objects" "$OBJECTS" "$OBJECTS" "$("$CLI" version | head -1)" "$ROUNDS"
+printf '%-28s %14s %22s %8s %18s\n' "" "clusterstorage" "hashicorp/kubernetes" "ratio" "floor (CLI alone)"
+for what in apply plan destroy rss anon; do
+	case $what in
+	apply) label="apply (s)" ;;
+	plan) label="no-change plan (s)" ;;
+	destroy) label="destroy (s)" ;;
+	rss) label="provider peak RSS (MiB)" ;;
+	anon) label="  of it anonymous (MiB)" ;;
+	esac
+	anchor=-
+	[[ -s $work/anchor.$what ]] && anchor=$(med anchor "$what")
+	floor=-
+	[[ $what != rss && $what != anon ]] && floor=$(med floor "$what")
+	printf '%-28s %14s %22s %8s %18s\n' "$label" "$(med ours "$what")" "$anchor" "$(ratio ours "$what")" "$floor"
+done
+printf '(rounds: ours apply %s; plan %s; destroy %s)\n' "$(paste -sd/ "$work/ours.apply")" "$(paste -sd/ "$work/ours.plan")" "$(paste -sd/ "$work/ours.destroy")"
+fi
+[[ "${BENCH_ONLY:-}" == objects ]] && exit 0
 
 echo "==> local_pv: $VOLUMES volumes on one node" >&2
 BENCH_SSH_PORT="${BENCH_SSH_PORT:-22123}"
 start_sshd "$work/ssh" "$BENCH_SSH_PORT"
-trap 'stop_sshd "$work/ssh"; cleanup_work "$work"; cluster_down_if_started' EXIT
-node="$(bin/kube kubectl --kubeconfig "$KUBECONFIG_PATH" get nodes -o 'jsonpath={.items[0].metadata.name}')"
+trap 'destroy_left; stop_sshd "$work/ssh"; cleanup_work "$work"; cluster_down_if_started' EXIT
 mkdir -p "$work/pv"
 cat >"$work/pv/main.tf" <<TF
 terraform {
@@ -106,7 +265,7 @@ provider "clusterstorage" {
 }
 resource "clusterstorage_local_pv" "bench" {
   count                       = $VOLUMES
-  name                        = "bench-pv-\${count.index}"
+  name                        = "$prefix-dir-\${count.index}"
   node                        = "$node"
   path                        = "$work/disks/vol-\${count.index}"
   capacity                    = "1Gi"
@@ -115,19 +274,19 @@ resource "clusterstorage_local_pv" "bench" {
 TF
 logins() { grep -c "Accepted publickey" "$work/ssh/sshd.log" || true; }
 before=$(logins)
-read -r pv_apply_s pv_apply_mb < <(timed bin/terraform -chdir="$work/pv" apply -auto-approve -input=false)
+read -r pv_apply_s pv_apply_mb _ < <(timed "$CLI" -chdir="$work/pv" apply -auto-approve -input=false)
 apply_logins=$(( $(logins) - before ))
 before=$(logins)
-read -r pv_plan_s pv_plan_mb < <(timed bin/terraform -chdir="$work/pv" plan -input=false)
+read -r pv_plan_s pv_plan_mb _ < <(timed "$CLI" -chdir="$work/pv" plan -input=false)
 plan_logins=$(( $(logins) - before ))
-read -r pv_destroy_s pv_destroy_mb < <(timed bin/terraform -chdir="$work/pv" destroy -auto-approve -input=false)
+read -r pv_destroy_s pv_destroy_mb _ < <(timed "$CLI" -chdir="$work/pv" destroy -auto-approve -input=false)
 
 printf '\n%-44s %10s %14s %12s\n' "local_pv ($VOLUMES resources, one node)" "seconds" "provider MiB" "SSH logins"
 printf '%-44s %10s %14s %12s\n' "terraform apply" "$pv_apply_s" "$pv_apply_mb" "$apply_logins"
 printf '%-44s %10s %14s %12s\n' "terraform plan (no changes)" "$pv_plan_s" "$pv_plan_mb" "$plan_logins"
 printf '%-44s %10s %14s\n' "terraform destroy" "$pv_destroy_s" "$pv_destroy_mb"
 
-[[ "${BENCH_EXTRAS:-1}" == 1 ]] || exit 0
+[[ "${BENCH_EXTRAS:-1}" == 1 && -z "${BENCH_ONLY:-}" ]] || exit 0
 for extra in scripts/bench-*.sh; do
 	[[ -x "$extra" ]] || continue
 	echo "==> $extra" >&2

@@ -26,8 +26,9 @@ func IsDefaultClass(sc *storagev1.StorageClass) bool {
 // DemotedClass is a StorageClass DemoteDefaultClasses took the default mark from (Err nil) or
 // failed to (Err says why).
 type DemotedClass struct {
-	Name string
-	Err  error
+	Name   string
+	Object *storagev1.StorageClass // the class as patched, when Err is nil
+	Err    error
 }
 
 // DemoteDefaultClasses removes both default-class annotations from every StorageClass but keep
@@ -47,11 +48,14 @@ func DemoteDefaultClasses(ctx context.Context, client kubernetes.Interface, keep
 		if other.Name == keep || !IsDefaultClass(other) {
 			continue
 		}
-		_, err := client.StorageV1().StorageClasses().Patch(ctx, other.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+		patched, err := client.StorageV1().StorageClasses().Patch(ctx, other.Name, types.MergePatchType, patch, metav1.PatchOptions{})
 		if IsNotFound(err) {
 			continue
 		}
-		out = append(out, DemotedClass{Name: other.Name, Err: err})
+		if err != nil {
+			patched = nil
+		}
+		out = append(out, DemotedClass{Name: other.Name, Object: patched, Err: err})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil

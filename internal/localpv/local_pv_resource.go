@@ -141,7 +141,7 @@ func (r *Resource) Create(ctx context.Context, req resource.CreateRequest, resp 
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	n, err := kube.GetNode(ctx, client, s.Node)
+	n, err := r.data.Node(ctx, s.Node)
 	if err != nil {
 		resp.Diagnostics.AddAttributeError(path.Root("node"), "Unknown node", err.Error())
 		return
@@ -184,22 +184,24 @@ func (r *Resource) Create(ctx context.Context, req resource.CreateRequest, resp 
 	}
 	resp.Diagnostics.Append(setUID(ctx, resp.Private, pv)...)
 	pv = settled(ctx, client, pv)
+	r.data.PersistentVolumes.Put(pv)
 	plan.observed(pv, dir, false)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
 
-// Read refreshes the volume and checks the directory on the node.
+// Read refreshes the volume and checks the directory on the node. It reads the provider's
+// snapshot of all volumes (one LIST per Terraform run), not one GET per volume.
 func (r *Resource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var state model
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	client := r.data.KubeClient(&resp.Diagnostics)
-	if resp.Diagnostics.HasError() {
+	// Only the check that the cluster can be reached: Read reads the provider's snapshot.
+	if r.data.KubeClient(&resp.Diagnostics); resp.Diagnostics.HasError() {
 		return
 	}
 	imported, diags := importmark.FirstRead(ctx, req.Private, resp.Private)
 	resp.Diagnostics.Append(diags...)
 
-	pv, err := client.CoreV1().PersistentVolumes().Get(ctx, state.ID.ValueString(), metav1.GetOptions{})
+	pv, err := r.data.PersistentVolumes.Get(ctx, state.ID.ValueString())
 	if kube.IsNotFound(err) {
 		tflog.Info(ctx, "PersistentVolume is gone; removing it from state", map[string]any{"name": state.ID.ValueString()})
 		resp.State.RemoveResource(ctx)
@@ -313,6 +315,7 @@ func (r *Resource) Update(ctx context.Context, req resource.UpdateRequest, resp 
 		resp.Diagnostics.AddError("Updating PersistentVolume "+s.Name+" failed", err.Error())
 		return
 	}
+	r.data.PersistentVolumes.Put(updated)
 	plan.observed(updated, dir, false)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
@@ -376,6 +379,7 @@ func (r *Resource) Delete(ctx context.Context, req resource.DeleteRequest, resp 
 		resp.Diagnostics.AddError("Deleting PersistentVolume "+name+" failed", err.Error())
 		return
 	}
+	r.data.PersistentVolumes.Forget(name)
 	if host == nil {
 		return
 	}
@@ -408,16 +412,15 @@ func (r *Resource) ImportState(ctx context.Context, req resource.ImportStateRequ
 // the phase users see (Available, or Bound when a claim was waiting). If it does not within
 // phaseWait, the volume is recorded as it is: the next refresh catches up.
 func settled(ctx context.Context, client kubernetes.Interface, pv *corev1.PersistentVolume) *corev1.PersistentVolume {
-	latest := pv
-	// A timeout only ends the wait; the volume exists either way.
-	_ = kube.Poll(ctx, 100*time.Millisecond, phaseWait, "the volume's phase", func(ctx context.Context) (bool, string, error) {
-		got, err := client.CoreV1().PersistentVolumes().Get(ctx, pv.Name, metav1.GetOptions{})
-		if err != nil {
-			return kube.KeepPolling(err)
-		}
-		latest = got
-		return got.Status.Phase != "" && got.Status.Phase != corev1.VolumePending, "", nil
-	})
+	// A timeout only ends the wait; the volume exists either way. A volume deleted meanwhile is
+	// recorded as created: the next refresh finds it gone.
+	latest, _ := kube.WatchPersistentVolume(ctx, client, pv.Name, pv, phaseWait, "the volume's phase",
+		func(got *corev1.PersistentVolume) (bool, string) {
+			return got != nil && got.Status.Phase != "" && got.Status.Phase != corev1.VolumePending, ""
+		})
+	if latest == nil || latest.UID != pv.UID {
+		return pv
+	}
 	return latest
 }
 
@@ -533,22 +536,19 @@ func deleteAndWait(ctx context.Context, client kubernetes.Interface, name string
 		return err
 	}
 	deadline, _ := ctx.Deadline()
-	return kube.Poll(ctx, 250*time.Millisecond, time.Until(deadline), "PersistentVolume "+name+" to be deleted",
-		func(ctx context.Context) (bool, string, error) {
-			pv, err := client.CoreV1().PersistentVolumes().Get(ctx, name, metav1.GetOptions{})
-			if kube.IsNotFound(err) {
-				return true, "", nil
-			}
-			if err != nil {
-				return kube.KeepPolling(err)
+	_, err = kube.WatchPersistentVolume(ctx, client, name, nil, time.Until(deadline), "PersistentVolume "+name+" to be deleted",
+		func(pv *corev1.PersistentVolume) (bool, string) {
+			if pv == nil {
+				return true, ""
 			}
 			if uid != "" && pv.UID != uid {
-				return true, "", nil // ours is gone; a new one took the name
+				return true, "" // ours is gone; a new one took the name
 			}
 			reason := "finalizers " + strings.Join(pv.Finalizers, ", ")
 			if ref := pv.Spec.ClaimRef; ref != nil && pv.Status.Phase == corev1.VolumeBound {
 				reason = fmt.Sprintf("it is still bound to claim %s/%s (delete the claim, or the pods using it, first)", ref.Namespace, ref.Name)
 			}
-			return false, reason, nil
+			return false, reason
 		})
+	return err
 }

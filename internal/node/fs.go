@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // ErrDirNotEmpty is wrapped by RemoveDir's error for a directory that still holds entries.
@@ -36,45 +37,141 @@ func (fi FileInfo) IsDir() bool {
 	return fi.Exists && fi.Mode.IsDir()
 }
 
-// statScript prints "missing", or the raw mode (hex), uid, gid and size, plus "empty" or
-// "notempty" for a directory. LC_ALL=C keeps error messages in English for matching.
+// statScript describes each path given, one record per path, each ended by a NUL byte: "missing",
+// or the raw mode (hex), uid, gid and size, plus "empty" or "notempty" for a directory, or
+// "error " and what went wrong. LC_ALL=C keeps error messages in English for matching.
 const statScript = `LC_ALL=C; export LC_ALL
-if ! out=$(stat -c '%f %u %g %s' -- "$1" 2>&1); then
-	case $out in
-	*"No such file or directory"*) echo missing; exit 0 ;;
-	esac
-	printf '%s\n' "$out" >&2
-	exit 1
-fi
-printf '%s\n' "$out"
-if [ -d "$1" ] && [ ! -L "$1" ]; then
-	found=$(find "$1" -maxdepth 0 -empty) || exit 1
-	if [ -n "$found" ]; then echo empty; else echo notempty; fi
-fi`
+for p do
+	if ! out=$(stat -c '%f %u %g %s' -- "$p" 2>&1); then
+		case $out in
+		*"No such file or directory"*) echo missing ;;
+		*) printf 'error %s\n' "$out" ;;
+		esac
+	else
+		printf '%s\n' "$out"
+		if [ -d "$p" ] && [ ! -L "$p" ]; then
+			if ! found=$(find "$p" -maxdepth 0 -empty 2>&1); then
+				printf 'error %s\n' "$found"
+			elif [ -n "$found" ]; then
+				echo empty
+			else
+				echo notempty
+			fi
+		fi
+	fi
+	printf '\0'
+done`
 
 // Stat describes path (which must be absolute) without following a final symbolic link. A
 // missing path is not an error: FileInfo.Exists is false.
+//
+// Concurrent Stats on one connection share commands: while one runs, those that arrive wait and
+// then run together as one (a plan refreshing many volumes on a node thus opens a few SSH
+// sessions, not one per volume). A caller whose ctx ends stops waiting; the command runs on for
+// the others, bounded by the target's command timeout.
 func (h *Host) Stat(ctx context.Context, path string) (FileInfo, error) {
 	if err := checkAbsolute(path); err != nil {
 		return FileInfo{}, err
 	}
-	res, err := h.Run(ctx, Script(statScript, path))
-	if err != nil {
-		return FileInfo{}, fmt.Errorf("stat %s on %s: %w", path, h, err)
+	call := &statCall{path: path, done: make(chan struct{})}
+	h.statBatch().add(h, call)
+	select {
+	case <-call.done:
+	case <-ctx.Done():
+		return FileInfo{}, fmt.Errorf("stat %s on %s: %w", path, h, context.Cause(ctx))
 	}
-	fi, err := parseStat(path, res.Stdout)
-	if err != nil {
-		return FileInfo{}, fmt.Errorf("stat %s on %s: %w", path, h, err)
+	if call.err != nil {
+		return FileInfo{}, fmt.Errorf("stat %s on %s: %w", path, h, call.err)
 	}
-	return fi, nil
+	return call.fi, nil
 }
 
-// parseStat parses statScript's output.
+// maxStatBatch bounds the paths one command describes, keeping its argument list short.
+const maxStatBatch = 256
+
+// statBatch gathers the Stats waiting for one connection and sudo setting.
+type statBatch struct {
+	mu      sync.Mutex
+	queue   []*statCall
+	running bool
+	// commands counts the commands run, for tests.
+	commands int
+}
+
+type statCall struct {
+	path string
+	done chan struct{}
+	fi   FileInfo
+	err  error
+}
+
+func (h *Host) statBatch() *statBatch {
+	if h.target.Sudo && h.target.User != "root" {
+		return &h.conn.sudoStats
+	}
+	return &h.conn.stats
+}
+
+// add queues call and, when no command is running for the batch, starts one.
+func (b *statBatch) add(h *Host, call *statCall) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.queue = append(b.queue, call)
+	if !b.running {
+		b.running = true
+		go b.run(h)
+	}
+}
+
+// run runs commands until the queue is empty. They run in the pool's context, not a caller's:
+// one caller giving up must not fail the others.
+func (b *statBatch) run(h *Host) {
+	for {
+		b.mu.Lock()
+		calls := b.queue[:min(len(b.queue), maxStatBatch)]
+		b.queue = b.queue[len(calls):]
+		if len(calls) == 0 {
+			b.running = false
+			b.mu.Unlock()
+			return
+		}
+		b.commands++
+		b.mu.Unlock()
+		paths := make([]string, len(calls))
+		for i, c := range calls {
+			paths[i] = c.path
+		}
+		res, err := h.Run(h.pool.ctx, Script(statScript, paths...))
+		var records [][]byte
+		if err == nil {
+			records = bytes.Split(res.Stdout, []byte{0})
+			if len(records) != len(calls)+1 || len(records[len(calls)]) != 0 {
+				err = fmt.Errorf("unexpected stat output for %d paths: %q", len(calls), res.Stdout)
+			}
+		}
+		for i, c := range calls {
+			if err != nil {
+				c.err = err
+			} else {
+				c.fi, c.err = parseStat(c.path, records[i])
+			}
+			close(c.done)
+		}
+	}
+}
+
+// parseStat parses one of statScript's records.
 func parseStat(path string, out []byte) (FileInfo, error) {
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	fi := FileInfo{Path: path}
 	if lines[0] == "missing" {
 		return fi, nil
+	}
+	if msg, failed := strings.CutPrefix(string(out), "error "); failed {
+		return FileInfo{}, errors.New(strings.TrimSpace(msg))
+	}
+	if len(lines) >= 2 && strings.HasPrefix(lines[1], "error ") {
+		return FileInfo{}, errors.New(strings.TrimPrefix(strings.Join(lines[1:], "\n"), "error "))
 	}
 	fields := strings.Fields(lines[0])
 	if len(fields) != 4 {

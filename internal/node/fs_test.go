@@ -26,6 +26,8 @@ func TestParseStat(t *testing.T) {
 		{name: "garbage", out: "what\n", wantErr: true},
 		{name: "bad mode", out: "zz 0 0 1\n", wantErr: true},
 		{name: "dir without emptiness", out: "41ed 0 0 4096\n", wantErr: true},
+		{name: "stat failed", out: "error stat: cannot statx '/p': Permission denied\n", wantErr: true},
+		{name: "emptiness check failed", out: "41ed 0 0 4096\nerror find: '/p': Permission denied\n", wantErr: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

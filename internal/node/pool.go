@@ -194,6 +194,9 @@ type conn struct {
 	mu      sync.Mutex
 	client  *ssh.Client
 	dialing *dialAttempt
+
+	// stats and sudoStats gather concurrent Stats into shared commands (see Host.Stat).
+	stats, sudoStats statBatch
 }
 
 // dialAttempt is one handshake that any number of callers wait for.

@@ -1156,3 +1156,62 @@ func TestMkdirAll_RefusesSymlink(t *testing.T) {
 		t.Errorf("RealPath = %q, %v; want %q", got, err, want)
 	}
 }
+
+// Concurrent Stats share commands, and each caller gets the answer for its own path.
+func TestStat_ConcurrentCallsShareCommands(t *testing.T) {
+	s := acctest.StartSSHD(t)
+	h := newHost(t, newPool(t, node.PoolOptions{}), target(s))
+	root := t.TempDir()
+	type want struct {
+		exists, dir, empty bool
+		size               int64
+	}
+	wants := map[string]want{}
+	for i := range 120 {
+		p := filepath.Join(root, fmt.Sprintf("p %d 'q'", i))
+		switch i % 4 {
+		case 0: // missing
+			wants[p] = want{}
+		case 1:
+			if err := os.Mkdir(p, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			wants[p] = want{exists: true, dir: true, empty: true}
+		case 2:
+			if err := os.MkdirAll(filepath.Join(p, "data"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			wants[p] = want{exists: true, dir: true}
+		case 3:
+			if err := os.WriteFile(p, make([]byte, i), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			wants[p] = want{exists: true, size: int64(i)}
+		}
+	}
+	var wg sync.WaitGroup
+	for p, w := range wants {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fi, err := h.Stat(t.Context(), p)
+			if err != nil {
+				t.Errorf("Stat(%q): %v", p, err)
+				return
+			}
+			got := want{exists: fi.Exists, dir: fi.IsDir(), empty: fi.Empty}
+			if !fi.IsDir() {
+				got.size = fi.Size
+			}
+			if fi.Path != p || got != w {
+				t.Errorf("Stat(%q) = %+v, want %+v", p, fi, w)
+			}
+		}()
+	}
+	wg.Wait()
+	if n := node.StatCommands(h); n >= len(wants)/2 {
+		t.Errorf("%d concurrent Stats ran %d commands, want them to share (fewer than %d)", len(wants), n, len(wants)/2)
+	} else {
+		t.Logf("%d concurrent Stats ran %d commands", len(wants), n)
+	}
+}

@@ -63,7 +63,7 @@ func (p *Provider) Configure(ctx context.Context, req provider.ConfigureRequest,
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	data := &providerdata.Data{Kube: clients, Nodes: nodes}
+	data := providerdata.New(clients, nodes)
 	resp.ResourceData = data
 	resp.DataSourceData = data
 }

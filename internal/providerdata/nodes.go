@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -34,6 +35,42 @@ func (d *Data) Host(ctx context.Context, name string) (*node.Host, error) {
 	if err := d.checkSSH(name); err != nil {
 		return nil, err
 	}
+	n, err := d.Node(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return d.HostFor(n)
+}
+
+type nodeEntry struct {
+	mu   sync.Mutex
+	node *corev1.Node
+}
+
+// Node returns the cluster's Node named name, read once per provider configuration (one
+// Terraform run): its name, labels and addresses, which is what resources use it for, do not
+// change under a run. A failed lookup is not remembered. The caller must not modify the Node.
+func (d *Data) Node(ctx context.Context, name string) (*corev1.Node, error) {
+	if d == nil || d.Kube == nil {
+		return nil, errNotConfigured
+	}
+	d.nodesMu.Lock()
+	if d.nodes == nil {
+		d.nodes = map[string]*nodeEntry{}
+	}
+	e, ok := d.nodes[name]
+	if !ok {
+		e = &nodeEntry{}
+		d.nodes[name] = e
+	}
+	d.nodesMu.Unlock()
+
+	// Concurrent lookups of one node wait for the first instead of each asking the API server.
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.node != nil {
+		return e.node, nil
+	}
 	client, err := d.Kube.Typed()
 	if err != nil {
 		return nil, err
@@ -42,7 +79,8 @@ func (d *Data) Host(ctx context.Context, name string) (*node.Host, error) {
 	if err != nil {
 		return nil, err
 	}
-	return d.HostFor(n)
+	e.node = n
+	return n, nil
 }
 
 // HostFor is Host for a Node the caller has already read, saving the second API request.

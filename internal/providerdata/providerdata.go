@@ -5,17 +5,41 @@ package providerdata
 import (
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
 )
 
-// Data is shared by all resources and data sources of one provider instance.
+// Data is shared by all resources and data sources of one provider instance. Terraform
+// configures the provider anew for every plan and apply, so what Data remembers (the snapshots,
+// the nodes looked up) lasts one Terraform run.
 type Data struct {
 	Kube  *kube.Clients
 	Nodes *NodeAccess
+
+	// StorageClasses and PersistentVolumes serve refreshes (Read) from one LIST per kind; see
+	// kube.Snapshot. Writes read live and record what they wrote here.
+	StorageClasses    *kube.Snapshot[storagev1.StorageClass]
+	PersistentVolumes *kube.Snapshot[corev1.PersistentVolume]
+
+	nodesMu sync.Mutex
+	nodes   map[string]*nodeEntry
+}
+
+// New returns the Data for one provider configuration.
+func New(clients *kube.Clients, nodes *NodeAccess) *Data {
+	return &Data{
+		Kube:              clients,
+		Nodes:             nodes,
+		StorageClasses:    kube.StorageClassSnapshot(clients.Typed),
+		PersistentVolumes: kube.PersistentVolumeSnapshot(clients.Typed),
+		nodes:             map[string]*nodeEntry{},
+	}
 }
 
 // From type-asserts the ProviderData a resource or data source receives in Configure. It returns

@@ -69,26 +69,28 @@ func (r *Resource) Create(ctx context.Context, req resource.CreateRequest, resp 
 		resp.Diagnostics.AddAttributeError(path.Root("name"), "Creating StorageClass "+s.Name+" failed", detail)
 		return
 	}
+	r.data.StorageClasses.Put(created)
 	plan.observed(created, s.Default, false)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	if s.Default {
-		resp.Diagnostics.Append(clearOtherDefaults(ctx, client, s.Name)...)
+		resp.Diagnostics.Append(r.clearOtherDefaults(ctx, client, s.Name)...)
 	}
 }
 
-// Read refreshes the state from the cluster; a deleted class is removed from state.
+// Read refreshes the state from the cluster; a deleted class is removed from state. It reads
+// the provider's snapshot of all classes (one LIST per Terraform run), not one GET per class.
 func (r *Resource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var state model
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	client := r.data.KubeClient(&resp.Diagnostics)
-	if resp.Diagnostics.HasError() {
+	// Only the check that the cluster can be reached: Read reads the provider's snapshot.
+	if r.data.KubeClient(&resp.Diagnostics); resp.Diagnostics.HasError() {
 		return
 	}
 	// The first Read after an import adopts every label and annotation.
 	imported, diags := importmark.FirstRead(ctx, req.Private, resp.Private)
 	resp.Diagnostics.Append(diags...)
 
-	sc, err := client.StorageV1().StorageClasses().Get(ctx, state.ID.ValueString(), metav1.GetOptions{})
+	sc, err := r.data.StorageClasses.Get(ctx, state.ID.ValueString())
 	if kube.IsNotFound(err) {
 		tflog.Info(ctx, "StorageClass is gone; removing it from state", map[string]any{"name": state.ID.ValueString()})
 		resp.State.RemoveResource(ctx)
@@ -98,7 +100,7 @@ func (r *Resource) Read(ctx context.Context, req resource.ReadRequest, resp *res
 		resp.Diagnostics.AddError("Reading StorageClass "+state.ID.ValueString()+" failed", err.Error())
 		return
 	}
-	isDefault, err := soleDefault(ctx, client, sc)
+	isDefault, err := soleDefault(ctx, r.data.StorageClasses, sc)
 	if err != nil {
 		resp.Diagnostics.AddError("Listing StorageClasses failed", err.Error())
 		return
@@ -139,10 +141,11 @@ func (r *Resource) Update(ctx context.Context, req resource.UpdateRequest, resp 
 		resp.Diagnostics.AddError("Updating StorageClass "+s.Name+" failed", err.Error())
 		return
 	}
+	r.data.StorageClasses.Put(updated)
 	plan.observed(updated, s.Default, false)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	if s.Default {
-		resp.Diagnostics.Append(clearOtherDefaults(ctx, client, s.Name)...)
+		resp.Diagnostics.Append(r.clearOtherDefaults(ctx, client, s.Name)...)
 	}
 }
 
@@ -159,7 +162,9 @@ func (r *Resource) Delete(ctx context.Context, req resource.DeleteRequest, resp 
 	err := client.StorageV1().StorageClasses().Delete(ctx, name, metav1.DeleteOptions{})
 	if err != nil && !kube.IsNotFound(err) {
 		resp.Diagnostics.AddError("Deleting StorageClass "+name+" failed", err.Error())
+		return
 	}
+	r.data.StorageClasses.Forget(name)
 }
 
 // ImportState imports a class by name, adopting all its labels and annotations.
@@ -169,16 +174,16 @@ func (r *Resource) ImportState(ctx context.Context, req resource.ImportStateRequ
 
 // soleDefault reports whether sc is the cluster's one default class: marked default, with no
 // other class marked too. A second default made outside Terraform thus shows as a diff.
-func soleDefault(ctx context.Context, client kubernetes.Interface, sc *storagev1.StorageClass) (bool, error) {
+func soleDefault(ctx context.Context, classes *kube.Snapshot[storagev1.StorageClass], sc *storagev1.StorageClass) (bool, error) {
 	if !isMarkedDefault(sc) {
 		return false, nil
 	}
-	list, err := client.StorageV1().StorageClasses().List(ctx, metav1.ListOptions{})
+	all, err := classes.All(ctx)
 	if err != nil {
 		return false, err
 	}
-	for i := range list.Items {
-		if other := &list.Items[i]; other.Name != sc.Name && isMarkedDefault(other) {
+	for _, other := range all {
+		if other.Name != sc.Name && isMarkedDefault(other) {
 			return false, nil
 		}
 	}
@@ -186,7 +191,7 @@ func soleDefault(ctx context.Context, client kubernetes.Interface, sc *storagev1
 }
 
 // clearOtherDefaults removes the default-class annotations from every class but keep.
-func clearOtherDefaults(ctx context.Context, client kubernetes.Interface, keep string) diag.Diagnostics {
+func (r *Resource) clearOtherDefaults(ctx context.Context, client kubernetes.Interface, keep string) diag.Diagnostics {
 	var diags diag.Diagnostics
 	demoted, err := kube.DemoteDefaultClasses(ctx, client, keep)
 	if err != nil {
@@ -201,6 +206,7 @@ func clearOtherDefaults(ctx context.Context, client kubernetes.Interface, keep s
 					keep, d.Name, d.Err, defaultClassAnnotation))
 			continue
 		}
+		r.data.StorageClasses.Put(d.Object)
 		tflog.Info(ctx, "removed the default mark from another StorageClass", map[string]any{"name": d.Name, "new_default": keep})
 	}
 	return diags
