@@ -24,6 +24,9 @@ const cmpAddr = "data.clusterstorage_storage_comparison.test"
 // spread, the baseline's ratio to itself is 1, the local-path target reports the memory of the
 // provisioner's pods (working set when the cluster serves the metrics API), and nothing is left.
 func TestAccStorageComparison_threeTargets(t *testing.T) {
+	// Parallel before needLocalPath takes its lock: a test waiting for it in the serial phase
+	// would block the paused test that holds it.
+	t.Parallel()
 	e := setup(t)
 	class := e.class()
 	pv, pvDir := e.localPV(class, "")
@@ -41,7 +44,7 @@ func TestAccStorageComparison_threeTargets(t *testing.T) {
 		})
 	}
 	t.Logf("metrics API served: %v", metricsAPI)
-	resource.ParallelTest(t, resource.TestCase{
+	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		Steps: []resource.TestStep{{

@@ -154,7 +154,9 @@ const localPathClass = "local-path"
 // needLocalPath makes sure the cluster has localPathClass: the cluster's own, or the provisioner
 // deployed from testdata (on the local cluster, whose node has the image), removed when the test
 // ends. It holds acctest.LockLocalPath until then, so that a test running at the same time does
-// not use the provisioner while another removes it. It skips the test when neither is possible.
+// not use the provisioner while another removes it: call it from a test that runs in parallel
+// already (t.Parallel first), or it blocks the serial phase. It skips the test when neither is
+// possible.
 func needLocalPath(t *testing.T, e *env) {
 	t.Helper()
 	ctx := context.Background()

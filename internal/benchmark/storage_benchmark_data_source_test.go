@@ -209,9 +209,12 @@ data "clusterstorage_storage_benchmark" "test" {
 // rancher/local-path-provisioner: a real dynamic hostPath provisioner. Its volume is deleted by the
 // provisioner after the run, and waited for.
 func TestAccStorageBenchmark_localPathProvisioner(t *testing.T) {
+	// Parallel before needLocalPath takes its lock: a test waiting for it in the serial phase
+	// would block the paused test that holds it.
+	t.Parallel()
 	e := setup(t)
 	needLocalPath(t, e)
-	resource.ParallelTest(t, resource.TestCase{
+	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		Steps: []resource.TestStep{{
