@@ -117,12 +117,13 @@ data "clusterstorage_storage_benchmark" "test" {
 func TestAccStorageBenchmark_timeout(t *testing.T) {
 	e := setup(t)
 	class := e.class()
-	start := time.Now()
+	var start time.Time // when the read starts: the test waits paused until the serial tests end
 	resource.ParallelTest(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		Steps: []resource.TestStep{
 			{
+				PreConfig: func() { start = time.Now() },
 				Config: acctest.ProviderConfig() + fmt.Sprintf(`
 data "clusterstorage_storage_benchmark" "test" {
   storage_class = %q
