@@ -91,7 +91,8 @@ down() {
 		KUBECONFIG_PATH="$ROOT/.cluster/kubeconfig"
 		if [[ -d $DEMO/ssh ]]; then start_sshd "$DEMO/ssh" "$SSH_PORT"; fi
 		step "terraform destroy"
-		"$TF" -chdir="$DEMO/work" destroy -auto-approve -input=false
+		# -refresh=false: a destroy's refresh would read the comparison again (every fio round).
+		"$TF" -chdir="$DEMO/work" destroy -auto-approve -input=false -refresh=false
 	fi
 	if [[ -d $DEMO/ssh ]]; then stop_sshd "$DEMO/ssh"; fi
 	if [[ -d $DEMO/metrics-server ]] && cluster_running; then
