@@ -56,7 +56,7 @@ data "clusterstorage_storage_benchmark" "test" {
   volume_size   = "1Gi"
 %s}
 `, class, e.ns, podAttributes()),
-				ExpectError: acctest.ErrorRegexp(`fio job "database" failed with error 28: .*No space left on device`),
+				ExpectError: acctest.ErrorRegexp(`fio job "database" failed with error 28: .*(No space left on device|ENOSPC)`),
 			},
 			{
 				PreConfig: func() {
@@ -75,7 +75,7 @@ data "clusterstorage_storage_benchmark" "test" {
   size      = "64M"
 }
 `, full, e.node, e.ns),
-				ExpectError: acctest.ErrorRegexp(`fio job "database" failed with error 28: .*No space left on device`),
+				ExpectError: acctest.ErrorRegexp(`fio job "database" failed with error 28: .*(No space left on device|ENOSPC)`),
 			},
 			{
 				PreConfig: func() {

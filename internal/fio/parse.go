@@ -169,7 +169,18 @@ const maxMessage = 4096
 // job reports a non-zero error, carrying fio's own message.
 func Parse(out []byte) (Result, error) {
 	doc, start, end, decodeErr := findJSON(out)
+	var stray []string
+	if start == len(out) && decodeErr != nil {
+		// fio's stderr can share one stream with its JSON (a pod's log), and then a "fio: ..."
+		// line of its lands inside the document: read it without them, and keep them.
+		if cleaned, removed := withoutFioLines(out); len(removed) > 0 {
+			if d, s, e, err := findJSON(cleaned); s < len(cleaned) && err == nil {
+				doc, start, end, decodeErr, out, stray = d, s, e, nil, cleaned, removed
+			}
+		}
+	}
 	messages := lines(out[:start])
+	messages = append(messages, stray...)
 	messages = append(messages, lines(out[end:])...)
 	if start == len(out) {
 		text := lines(out)
@@ -227,6 +238,19 @@ func findJSON(out []byte) (doc jsonOutput, start, end int, err error) {
 		pos = lineEnd
 	}
 	return jsonOutput{}, len(out), len(out), err
+}
+
+// withoutFioLines returns out without the lines that are fio's own messages ("fio: ..."), and
+// those lines, trimmed.
+func withoutFioLines(out []byte) (cleaned []byte, removed []string) {
+	for _, l := range bytes.SplitAfter(out, []byte("\n")) {
+		if t := bytes.TrimSpace(l); bytes.HasPrefix(t, []byte("fio: ")) {
+			removed = append(removed, string(t))
+			continue
+		}
+		cleaned = append(cleaned, l...)
+	}
+	return cleaned, removed
 }
 
 // lines returns the non-empty lines of b, trimmed.

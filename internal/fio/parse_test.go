@@ -200,6 +200,8 @@ func TestParseErrors(t *testing.T) {
 		{"unknown errno", []byte(`{"jobs":[{"jobname":"a","error":4242}]}`), Error{Job: "a", Code: 4242}},
 		{"second job fails", []byte("{\"jobs\":[{\"jobname\":\"a\"},{\"jobname\":\"b\",\"error\":5}]}\nfio: io_u error on file x: Input/output error: read offset=0\n"), Error{
 			Job: "b", Code: 5, Message: "fio: io_u error on file x: Input/output error: read offset=0"}},
+		{"fio's message inside its JSON (stderr and stdout in one pod log)", []byte("{\n\"fio version\" : \"fio-3.33\",\nfio: ENOSPC on laying out file, stopping\n\"jobs\" : [{\"jobname\":\"database\",\"error\":28}]\n}\nfio: io_u error on file x: No space left on device: write offset=0\n"), Error{
+			Job: "database", Code: 28, Message: "fio: ENOSPC on laying out file, stopping\nfio: io_u error on file x: No space left on device: write offset=0"}},
 		{"empty", nil, Error{}},
 		{"only spaces", []byte(" \n\t\n"), Error{}},
 		{"fio not found", []byte("sh: 1: fio: not found\n"), Error{Message: "sh: 1: fio: not found"}},
