@@ -16,6 +16,7 @@ import (
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/fio"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/helm"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/providerdata"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/tfconv"
 )
 
 var (
@@ -52,13 +53,12 @@ func (d *ComparisonDataSource) Configure(_ context.Context, req datasource.Confi
 func (d *ComparisonDataSource) ValidateConfig(ctx context.Context, req datasource.ValidateConfigRequest, resp *datasource.ValidateConfigResponse) {
 	// targets built by an expression (merge(), a for over a resource's outputs) can be unknown
 	// as a whole or per target until apply: check them then.
-	var targets types.Map
-	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("targets"), &targets)...)
-	if resp.Diagnostics.HasError() || mapUnknown(targets) {
+	config := req.Config
+	if len(tfconv.Pending(&config.Raw, &resp.Diagnostics, "targets")) > 0 || resp.Diagnostics.HasError() {
 		return
 	}
 	var m comparisonModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	resp.Diagnostics.Append(config.Get(ctx, &m)...)
 	if resp.Diagnostics.HasError() || m.anyUnknown() {
 		return
 	}
@@ -245,17 +245,4 @@ func (m *comparisonModel) observed(targets []comparisonTarget, ms []measured, ba
 	m.MetricsAPI = types.BoolValue(metricsAPI)
 	m.Table = types.StringValue(table("fio "+spec.Jobs[0].Name, ms, baseline))
 	m.Warnings = append([]string{}, warnings...)
-}
-
-// mapUnknown reports whether a map, or one of its elements, is not known yet.
-func mapUnknown(m types.Map) bool {
-	if m.IsUnknown() {
-		return true
-	}
-	for _, v := range m.Elements() {
-		if v.IsUnknown() {
-			return true
-		}
-	}
-	return false
 }
