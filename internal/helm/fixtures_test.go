@@ -2,6 +2,7 @@ package helm_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"path/filepath"
 	"slices"
@@ -17,6 +18,7 @@ import (
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage"
 	"helm.sh/helm/v3/pkg/storage/driver"
+	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"sigs.k8s.io/yaml"
 
@@ -89,6 +91,40 @@ func storageClass(t *testing.T, manifest, name string) *storagev1.StorageClass {
 		}
 	}
 	t.Fatalf("no StorageClass %s in manifest", name)
+	return nil
+}
+
+// provisionerConfig returns, from the localpv provisioner's config.json in manifest, the paths of
+// each class it serves.
+func provisionerConfig(t *testing.T, manifest string) map[string][]string {
+	t.Helper()
+	for _, doc := range strings.Split(manifest, "\n---") {
+		var cm corev1.ConfigMap
+		if !strings.Contains(doc, "kind: ConfigMap") || yaml.Unmarshal([]byte(doc), &cm) != nil || !strings.HasSuffix(cm.Name, "-localpv-provisioner-config") {
+			continue
+		}
+		var cfg struct {
+			StorageClassConfigs map[string]struct {
+				NodePathMap []struct {
+					Node  string   `json:"node"`
+					Paths []string `json:"paths"`
+				} `json:"nodePathMap"`
+			} `json:"storageClassConfigs"`
+		}
+		if err := json.Unmarshal([]byte(cm.Data["config.json"]), &cfg); err != nil {
+			t.Fatalf("the provisioner's config.json: %v", err)
+		}
+		out := map[string][]string{}
+		for class, c := range cfg.StorageClassConfigs {
+			for _, m := range c.NodePathMap {
+				if m.Node == "DEFAULT_PATH_FOR_NON_LISTED_NODES" {
+					out[class] = m.Paths
+				}
+			}
+		}
+		return out
+	}
+	t.Fatal("no localpv provisioner ConfigMap in the manifest")
 	return nil
 }
 
@@ -165,8 +201,21 @@ func TestFixtureOpenEBS(t *testing.T) {
 			if got := storageClass(t, rel.Manifest, "openebs-hostpath").Annotations["cas.openebs.io/config"]; !strings.Contains(got, "value: \"/data/openebs\"") {
 				t.Errorf("hostpathClass.basePath not rendered: %s", got)
 			}
-			if !strings.Contains(rel.Manifest, `"paths": ["/data/openebs"]`) {
-				t.Error("the provisioner's config.json does not use the base path")
+			// Every openebs.io/local class of the release, and only those, provisions under the base
+			// path (another release's provisioner, also openebs.io/local, must refuse them).
+			cfg := provisionerConfig(t, rel.Manifest)
+			var local []string
+			for _, doc := range strings.Split(rel.Manifest, "\n---") {
+				var sc storagev1.StorageClass
+				if strings.Contains(doc, "kind: StorageClass") && yaml.Unmarshal([]byte(doc), &sc) == nil && sc.Provisioner == "openebs.io/local" {
+					local = append(local, sc.Name)
+					if !slices.Equal(cfg[sc.Name], []string{"/data/openebs"}) {
+						t.Errorf("the provisioner's config.json gives class %s the paths %q, want the base path", sc.Name, cfg[sc.Name])
+					}
+				}
+			}
+			if len(local) == 0 {
+				t.Error("no openebs.io/local class rendered")
 			}
 			_, names = objectsOf(t, rel)
 			if !slices.Contains(names, "Deployment/openebs-fixture-never-ready") {

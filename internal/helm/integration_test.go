@@ -235,8 +235,15 @@ func TestIntegrationOpenEBSInstallUpgradeUninstall(t *testing.T) {
 	}
 
 	// The provisioner really provisions: a PVC of openebs-hostpath binds and
-	// a pod writes into a directory under the base path.
+	// a pod writes into a directory under the base path. With a second OpenEBS on
+	// the cluster (the demo's, say): its provisioner has the same name, and the
+	// volume must still land under this class's base path, never under the other's.
+	neighbourPath := filepath.Join(t.TempDir(), "neighbour")
+	installNeighbour(t, k, neighbourPath)
 	provisionAndWrite(t, k, basePath)
+	if m, _ := filepath.Glob(filepath.Join(neighbourPath, "*")); len(m) != 0 {
+		t.Errorf("the other release's provisioner made volumes of this class under its own base path: %q", m)
+	}
 
 	// Upgrade to 4.4, whose alloy is on by default.
 	st, err = k.c.Upgrade(ctx, helm.Release{
@@ -278,6 +285,32 @@ func TestIntegrationOpenEBSInstallUpgradeUninstall(t *testing.T) {
 	// Uninstalling what is not there is fine.
 	if err := k.c.Uninstall(ctx, "openebs", k.ns, helm.UninstallOptions{}); err != nil {
 		t.Errorf("second uninstall: %v", err)
+	}
+}
+
+// installNeighbour installs a second OpenEBS release beside the test's, with its own class and base
+// path, and uninstalls it at the end.
+func installNeighbour(t *testing.T, k *cluster, basePath string) {
+	t.Helper()
+	const name = "openebs-neighbour"
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		if err := k.c.Uninstall(ctx, name, k.ns, helm.UninstallOptions{Wait: true, Timeout: time.Minute, DisableHooks: true}); err != nil {
+			t.Logf("cleanup: %v", err)
+		}
+	})
+	values := k.openebs(t, map[string]any{
+		"localpv-provisioner.hostpathClass.name":     k.class + "-neighbour",
+		"localpv-provisioner.hostpathClass.basePath": basePath,
+		"engines.local.lvm.enabled":                  false,
+		"engines.local.zfs.enabled":                  false,
+	}, "")
+	if _, err := k.c.Install(context.Background(), helm.Release{
+		Name: name, Namespace: k.ns, Chart: k.chart(t, "openebs", "4.0.1"), Values: values,
+		Wait: true, Timeout: 3 * time.Minute,
+	}); err != nil {
+		t.Fatal(err)
 	}
 }
 
