@@ -96,7 +96,11 @@ func needCluster(t *testing.T, locks ...string) *cluster {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		// Releases first (they own cluster-scoped StorageClasses and RBAC),
+		// The test's volumes first, while their provisioners still run to delete them: a claim
+		// left by a failed test would leave a Released volume of openebs.io/local behind, which
+		// every later OpenEBS destroy on the cluster would then (rightly) refuse to orphan.
+		removeVolumes(ctx, t, cs, ns, k.class)
+		// Releases next (they own cluster-scoped StorageClasses and RBAC),
 		// then the namespace.
 		for _, name := range []string{"openebs", "longhorn"} {
 			if err := c.Uninstall(ctx, name, ns, helm.UninstallOptions{Wait: true, Timeout: time.Minute, DisableHooks: true}); err != nil {
@@ -115,6 +119,40 @@ func needCluster(t *testing.T, locks ...string) *cluster {
 		}
 	})
 	return k
+}
+
+// removeVolumes deletes the claims in namespace ns and waits for the volumes of the test's classes
+// (named class or class-<suffix>) to go; what is left after a minute is deleted by hand (the
+// test's own, made for this run).
+func removeVolumes(ctx context.Context, t *testing.T, cs kubernetes.Interface, ns, class string) {
+	if err := cs.CoreV1().PersistentVolumeClaims(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		t.Logf("cleanup: deleting the claims in %s: %v", ns, err)
+	}
+	ours := func() []string {
+		pvs, err := cs.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Logf("cleanup: listing volumes: %v", err)
+			return nil
+		}
+		var names []string
+		for _, pv := range pvs.Items {
+			if sc := pv.Spec.StorageClassName; sc == class || strings.HasPrefix(sc, class+"-") {
+				names = append(names, pv.Name)
+			}
+		}
+		return names
+	}
+	deadline := time.Now().Add(time.Minute)
+	for left := ours(); len(left) > 0; left = ours() {
+		if time.Now().After(deadline) {
+			for _, name := range left {
+				t.Logf("cleanup: volume %s was not deleted by its provisioner; deleting it", name)
+				_ = cs.CoreV1().PersistentVolumes().Delete(ctx, name, metav1.DeleteOptions{}) //nolint:errcheck // best effort, logged above
+			}
+			return
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
 }
 
 // openebs returns OpenEBS values that keep the test's cluster-wide objects its own: its own
