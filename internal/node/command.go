@@ -131,7 +131,17 @@ func (c Command) String() string {
 			words[i] = redacted
 			continue
 		}
-		words[i] = Quote(strings.ReplaceAll(a, "\x00", `\x00`))
+		words[i] = Quote(shortScript(strings.ReplaceAll(a, "\x00", `\x00`)))
 	}
 	return strings.Join(words, " ")
+}
+
+// shortScript shows an argument of several lines (a script) by its first line and its length:
+// errors and logs name the command without quoting a whole program.
+func shortScript(a string) string {
+	first, _, ok := strings.Cut(a, "\n")
+	if !ok {
+		return a
+	}
+	return fmt.Sprintf("%s … (a script of %d lines)", strings.TrimSpace(first), strings.Count(strings.TrimRight(a, "\n"), "\n")+1)
 }

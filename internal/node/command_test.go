@@ -72,6 +72,9 @@ func TestCommandRender(t *testing.T) {
 func TestCommandSecretAndCopies(t *testing.T) {
 	base := NewCommand("chpasswd")
 	withSecret := base.Arg("--user", "bob").Secret("hunter2")
+	if got, want := Script("set -e\nstat -- \"$1\"\necho done\n", "/x").String(), "sh -c 'set -e … (a script of 3 lines)' sh /x"; got != want {
+		t.Errorf("a script shows as %q, want %q", got, want)
+	}
 	if got, want := withSecret.String(), "chpasswd --user bob <redacted>"; got != want {
 		t.Errorf("String = %q, want %q", got, want)
 	}
