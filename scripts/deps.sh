@@ -4,9 +4,10 @@ set -euo pipefail
 
 # systemd-container (systemd-nspawn) and e2fsprogs: the local cluster's nodes 2..N are machines
 # with a real systemd and loop-mounted ext4 disks (tools/kube/node.sh). strace: the WriteFile
-# fsync test; shellcheck: make lint; jq: the demo reads the cluster's nodes.json.
+# fsync test; shellcheck: make lint; jq: the demo reads the cluster's nodes.json; libsqlite3-dev:
+# kine, the k3s-shaped node's datastore, links Debian's sqlite.
 packages=(containerd runc containernetworking-plugins fio busybox-static openssl openssh-server openssh-client sudo rsync
-	iproute2 sqlite3 attr acl psmisc bc systemd-container e2fsprogs strace shellcheck jq)
+	iproute2 sqlite3 libsqlite3-dev attr acl psmisc bc systemd-container e2fsprogs strace shellcheck jq)
 missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")

@@ -17,16 +17,7 @@ import (
 // the container running, with the container's rootfs mounted under /run/k3s/containerd (not below
 // the data dir); `systemctl start k3s` brings the node back Ready with the same container.
 func TestAccK3sNode_stopLeavesShims(t *testing.T) {
-	var k3s *ClusterNode
-	for _, n := range Nodes(t) {
-		if n.K3s {
-			k3s = &n
-			break
-		}
-	}
-	if k3s == nil {
-		t.Skip("the test cluster has no k3s-shaped node: start it with CLUSTER_NODES=3 CLUSTER_K3S_NODES=3")
-	}
+	k3s := RequireK3sNode(t)
 	client := Kube(t)
 	ctx := context.Background()
 	name := RandomName("acc-k3s-pod")

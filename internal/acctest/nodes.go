@@ -126,6 +126,25 @@ func RequireNodes(t testing.TB, n int) []ClusterNode {
 	return nodes
 }
 
+// RequireK3sNode returns the cluster's k3s-shaped node (tools/kube/cluster.sh makes node 3 one by
+// default), after RequireNodes's checks. Without one it skips the test, or fails it when the CI
+// environment variable is set.
+func RequireK3sNode(t testing.TB) ClusterNode {
+	t.Helper()
+	for _, n := range Nodes(t) {
+		if n.K3s {
+			RequireNodes(t, 1)
+			return n
+		}
+	}
+	msg := fmt.Sprintf("the test cluster has no k3s-shaped node (%s): start one with `CLUSTER_NODES=3 CLUSTER_K3S_NODES=3 make dev-cluster`", NodesFile())
+	if os.Getenv("CI") != "" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+	return ClusterNode{}
+}
+
 // newNodePool is an SSH connection pool closed when the test ends.
 func newNodePool(t testing.TB) *node.Pool {
 	p := node.NewPool(node.PoolOptions{})
@@ -184,17 +203,7 @@ func (n ClusterNode) Run(t testing.TB, script string, args ...string) (string, e
 // RunWithin is Run with a deadline of its own, for a script that takes longer (a package install).
 func (n ClusterNode) RunWithin(t testing.TB, timeout time.Duration, script string, args ...string) (string, error) {
 	t.Helper()
-	host, err := n.cluster.pool.Host(node.Target{
-		Endpoint: node.Endpoint{
-			Host:    n.SSHHost,
-			Port:    n.SSHPort,
-			User:    n.cluster.SSHUser,
-			Auth:    node.Auth{PrivateKeyFile: n.cluster.SSHPrivateKey},
-			HostKey: node.HostKeyPolicy{KnownHostsFile: n.cluster.SSHKnownHosts},
-		},
-		ConnectTimeout: 10 * time.Second,
-		CommandTimeout: timeout,
-	})
+	host, err := n.host(timeout)
 	if err != nil {
 		return "", err
 	}
@@ -203,6 +212,47 @@ func (n ClusterNode) RunWithin(t testing.TB, timeout time.Duration, script strin
 		return "", fmt.Errorf("on node %s: %w", n.Name, err)
 	}
 	return string(res.Stdout), nil
+}
+
+// Exec runs a command inside the machine node through the node tool (all its namespaces, not over
+// SSH: it works while the node's sshd is stopped) and returns its combined output.
+func (n ClusterNode) Exec(t testing.TB, args ...string) (string, error) {
+	t.Helper()
+	if n.MachineDir == "" {
+		t.Fatalf("node %s runs on this machine, not in a machine of its own", n.Name)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, n.cluster.NodeTool, append([]string{"exec", n.MachineDir}, args...)...).CombinedOutput()
+	if err != nil {
+		return string(out), fmt.Errorf("inside node %s: %s: %w\n%s", n.Name, strings.Join(args, " "), err, out)
+	}
+	return string(out), nil
+}
+
+// Host is the node over its sshd, as the provider reaches it (commands get a minute each unless
+// their context says otherwise).
+func (n ClusterNode) Host(t testing.TB) *node.Host {
+	t.Helper()
+	host, err := n.host(time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return host
+}
+
+func (n ClusterNode) host(commandTimeout time.Duration) (*node.Host, error) {
+	return n.cluster.pool.Host(node.Target{
+		Endpoint: node.Endpoint{
+			Host:    n.SSHHost,
+			Port:    n.SSHPort,
+			User:    n.cluster.SSHUser,
+			Auth:    node.Auth{PrivateKeyFile: n.cluster.SSHPrivateKey},
+			HostKey: node.HostKeyPolicy{KnownHostsFile: n.cluster.SSHKnownHosts},
+		},
+		ConnectTimeout: 10 * time.Second,
+		CommandTimeout: commandTimeout,
+	})
 }
 
 // MustRun is Run that fails the test on error.

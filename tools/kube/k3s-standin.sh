@@ -16,9 +16,13 @@
 #   - containerd and the kubelet die with this process (as k3s's do: they are its children),
 #     while containerd's shims and the containers keep running (they are in sessions of their
 #     own), so `systemctl stop k3s` with KillMode=process leaves them, as on a real node;
+#   - for `server`, the datastore as k3s embeds it: kine (github.com/k3s-io/kine) with sqlite at
+#     <data-dir>/server/db/state.db (WAL, k3s's default endpoint options), its etcd API on
+#     <data-dir>/server/kine.sock, kept busy by kvwriter (a write every 200 ms, where real k3s's
+#     API server writes leases and status), so the datastore changes while it is copied;
 #   - READY=1 to systemd (k3s.service is Type=notify) once the kubelet answers.
-# Not here: the API server, etcd or kine (the test cluster's control plane is elsewhere),
-# flannel, the embedded registry, kube-proxy.
+# Not here: the API server and its controllers (the test cluster's control plane is elsewhere;
+# kine serves only kvwriter), embedded etcd, flannel, the embedded registry, kube-proxy.
 set -euo pipefail
 
 STANDIN=/etc/rancher/k3s/standin
@@ -80,6 +84,18 @@ done
 for t in "$STANDIN"/images/*.tar; do
 	ctr --address "$sock" -n k8s.io images import "$t" >/dev/null
 done
+if [[ $cmd == server ]]; then
+	mkdir -p "$data_dir/server/db"
+	rm -f "$data_dir/server/kine.sock"
+	setpriv --pdeathsig KILL -- "$STANDIN/kine" --metrics-bind-address 0 \
+		--endpoint "sqlite://$data_dir/server/db/state.db?_journal=WAL&cache=shared&_busy_timeout=30000&_txlock=immediate" \
+		--listen-address "unix://$data_dir/server/kine.sock" &
+	until [[ -S $data_dir/server/kine.sock ]]; do
+		((SECONDS < deadline)) || exit 1
+		sleep 0.1
+	done
+	setpriv --pdeathsig KILL -- "$STANDIN/kvwriter" --every 200ms --endpoint "unix://$data_dir/server/kine.sock" &
+fi
 # shellcheck disable=SC2046 # the flags file holds one flag per word
 setpriv --pdeathsig KILL -- "$STANDIN/kube" kubelet --config="$STANDIN/kubelet-config.yaml" \
 	--kubeconfig="$data_dir/agent/kubelet.kubeconfig" $(cat "$STANDIN/kubelet-flags") &
