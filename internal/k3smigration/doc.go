@@ -40,9 +40,14 @@
 //     containerd shim still holding a file below the data dir is stopped (TERM, then KILL after
 //     15 s) with its children and process group. Any other process still holding the directory,
 //     or a filesystem mounted below it that preflight did not carry, fails the step.
-//   - final copy (the same rsync on a quiet directory) and verify: rsync's dry run finds nothing
-//     to change, both sides have the same counts of entries and bytes, and the SHA-256 of every
-//     file of server/db, server/cred, server/tls, the tokens and agent's own keys match.
+//   - final copy (the same rsync on a quiet directory, then the live datastore, server/db/state.db
+//     with its -wal and -shm and server/db/etcd, copied again whatever its times say: sqlite
+//     writes its -shm through mmap without always changing its modification time, and rewrites its
+//     WAL in place at the same size, which rsync's size-and-time check misses; seen on the
+//     k3s-shaped node with kine) and verify: rsync's dry run finds nothing to change and the
+//     datastore's bytes are equal, both sides have the same counts of entries and bytes, and the
+//     SHA-256 of every file of server/db, server/cred, server/tls, the tokens and agent's own keys
+//     match. The copy back of a rollback and of the node guard copies the datastore the same way.
 //   - switch (switch.go: one table of per-method steps, toTarget and toSource, which Migrate and
 //     Restore use in opposite directions): the carried mounts are bind-mounted below the copy;
 //     symlink (source renamed to <source>.pre-migration-<UTC time>, a link to target in its
@@ -56,7 +61,10 @@
 //
 // Any failure after the stop rolls back, ignoring cancellation but with its own deadline. Restore
 // (restore_on_destroy) is the same procedure in the other direction, through a staging directory
-// <source>.clusterstorage-restore.
+// <source>.clusterstorage-restore. A source that is a mount point (left in place by config) is not
+// restored: it holds the data as of the migration, and replacing a mount point's contents is no
+// single step a rollback or the guard could undo; Restore refuses before touching anything and
+// says how to move back by hand (and Create warns when restore_on_destroy is set for one).
 //
 // The node guard (systemd nodes): a transient timer (systemd-run --on-active) armed before the
 // stop, running scripts/guard.sh unless disarmed in time, told by a state file how far the
@@ -93,11 +101,21 @@
 //     stopped): TestMigrate_nodeGuard cuts SSH for good (sshd killed) and the real guard script
 //     brings k3s back.
 //
-// Real rsync, mounts, processes, signals and sshd are used throughout. What still differs from a
-// real k3s node: no real systemd (the guard's timer is the stand-in's), no real k3s, containerd or
-// kubelet, and the health check
-// in the acceptance tests sees the test cluster's own node (whose real kubelet stays Ready while
-// the stand-in restarts) or a node object the test keeps Ready.
+// Real rsync, mounts, processes, signals and sshd are used throughout. What the stand-in lacks: a
+// real systemd (the guard's timer is the stand-in's), real k3s, containerd or kubelet, and the
+// health check in its acceptance tests sees the test cluster's own node (whose real kubelet stays
+// Ready while the stand-in restarts) or a node object the test keeps Ready.
+//
+// realnode_test.go runs on the cluster's k3s-shaped node instead (tools/kube/cluster.sh makes
+// node 3 one): a machine with a real systemd as PID 1, k3s.service as install.sh writes it, real
+// containerd with shims and rootfs mounts under /run/k3s, the cluster's kubelet as that node, a
+// real kine with sqlite at server/db/state.db kept busy by a client, our k3s-killall.sh, and the
+// data dir a mount point of its own (the machine's system disk bound there). There the resource
+// migrates with config through the CLI (symlink is refused, the datastore holds every row, the
+// containers run again from the copy, the restore is refused), and the node guard is tested on
+// real systemd: sshd stopped and every session killed after the stop, the guard's transient
+// timer puts k3s back. tools/kube/k3s-standin.sh lists what that node still lacks (k3s's API
+// server and controllers, embedded etcd, flannel).
 //
 // The fault matrix (TestMigrate_faults) checks for each fault that the original is unchanged
 // (contents, modes, owners, links, hard-link groups, extended attributes; the datastore for

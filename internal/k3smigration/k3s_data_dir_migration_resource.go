@@ -105,6 +105,11 @@ func (r *Resource) Create(ctx context.Context, req resource.CreateRequest, resp 
 	for _, w := range res.Warnings {
 		resp.Diagnostics.AddWarning("k3s data dir migration", w)
 	}
+	if plan.RestoreOnDestroy.ValueBool() && res.LeftInPlace(spec) {
+		resp.Diagnostics.AddAttributeWarning(path.Root("restore_on_destroy"), "restore_on_destroy cannot restore into a mount point",
+			fmt.Sprintf("%s is a mount point and was left in place, so a destroy with restore_on_destroy = true will refuse to move the data back "+
+				"(k3s keeps running on %s) and say how to do it by hand.", spec.Source, spec.Target))
+	}
 	plan.observed(res)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }

@@ -18,7 +18,11 @@ import (
 // copy runs rsync from live to dest. While k3s runs, files vanishing mid-copy (rsync exit 24) are
 // expected.
 func (m *move) copy(ctx context.Context, running bool) error {
-	res, err := runScript(ctx, m.host, scriptCopy, m.live, m.dest, MarkerName)
+	mode := "final"
+	if running {
+		mode = "running"
+	}
+	res, err := runScript(ctx, m.host, scriptCopy, m.live, m.dest, MarkerName, mode)
 	var exitErr *node.ExitError
 	if errors.As(err, &exitErr) {
 		switch {

@@ -94,7 +94,8 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 			"restore_on_destroy": schema.BoolAttribute{
 				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
 				MarkdownDescription: "On destroy, move the data back to `source` with the same safe procedure (default: `false`: destroy only " +
-					"forgets the migration, and k3s keeps running on `target`). Updated in place: it only matters at destroy.",
+					"forgets the migration, and k3s keeps running on `target`). Updated in place: it only matters at destroy. A `source` that is " +
+					"itself a mount point (left in place by `config`) is not restored: destroy then fails before touching anything and says how to move back by hand.",
 			},
 			"measure_write_speed": schema.BoolAttribute{
 				Optional: true, Computed: true, Default: booldefault.StaticBool(false),

@@ -373,6 +373,25 @@ func Migrate(ctx context.Context, host *node.Host, spec Spec, hooks Hooks) (Resu
 	return m.result, nil
 }
 
+// errLeftInPlace is Restore's refusal for a source that the migration (switch_method config)
+// left where it was because it is a mount point: it still holds the data as of the migration, and
+// k3s's newer data is only in the target. Moving back would replace the contents of that mount
+// point, which no single rename does and so neither a rollback nor the node guard could undo; the
+// restore is left to the user, with the commands to run.
+func errLeftInPlace(spec Spec) error {
+	return fmt.Errorf("%s is a mount point, which the migration left in place: it holds the data as it was at the migration, and k3s's newer data is only in %s. "+
+		"The data is not moved back into a mount point automatically. To move back by hand, with k3s stopped: "+
+		"rsync -aHAXS --numeric-ids --delete --exclude=/%s %s/ %s/, remove data-dir from %s, start k3s. "+
+		"Then set restore_on_destroy = false and destroy (or remove the resource from the state)",
+		spec.Source, spec.Target, MarkerName, spec.Target, spec.Source, spec.ConfigFile)
+}
+
+// LeftInPlace reports whether a finished migration left spec.Source where it was (a mount point
+// under switch_method config), which Restore refuses.
+func (r Result) LeftInPlace(spec Spec) bool {
+	return spec.Method == MethodConfig && r.BackupPath == spec.Source
+}
+
 // Restore moves the data back from spec.Target to spec.Source with the same procedure: copied to
 // a staging directory next to the source, which then replaces the link, mount or configuration.
 // The target is removed afterwards only when spec.KeepBackup is false.
@@ -388,6 +407,9 @@ func Restore(ctx context.Context, host *node.Host, spec Spec, hooks Hooks) (Resu
 	if !st.inUse {
 		return Result{}, &StepError{Step: StepPreflight, Live: spec.Target,
 			Err: fmt.Errorf("k3s on this node does not use %s any more (%s): nothing to restore", spec.Target, st.reason)}
+	}
+	if spec.Method == MethodConfig && sourceIsDir(ctx, host, spec.Source) {
+		return Result{}, &StepError{Step: StepPreflight, Live: spec.Target, Err: errLeftInPlace(spec)}
 	}
 	if _, err := m.preflight(ctx); err != nil {
 		return Result{}, &StepError{Step: StepPreflight, Err: err, Live: spec.Target}
@@ -576,8 +598,10 @@ func (m *move) rollback(ctx context.Context) error {
 			return fmt.Errorf("undoing the switch: %w", err)
 		}
 	}
-	if fi, err := m.host.Stat(ctx, m.live); err != nil || !fi.IsDir() {
-		return fmt.Errorf("the original directory %s is not in place (%v)", m.live, err)
+	if fi, err := m.host.Stat(ctx, m.live); err != nil {
+		return fmt.Errorf("checking that the original directory %s is in place: %w", m.live, err)
+	} else if !fi.IsDir() {
+		return fmt.Errorf("the original directory %s is not in place: it is not a directory", m.live)
 	}
 	if m.started {
 		if err := m.copyBack(ctx); err != nil {

@@ -48,9 +48,9 @@ if [ "$phase" = switched ] || [ "$phase" = started ]; then
 fi
 if [ "$phase" = started ]; then
 	# k3s ran on the copy: what it wrote there is the newest data. Copy it back over the original.
-	if sync_tree -n --delete --exclude="/$marker" -i "$copy/" "$live/" | grep -q .; then
+	if sync_tree -n --delete --exclude="/$marker" -i "$copy/" "$live/" | grep -q . || datastore_differs "$copy" "$live"; then
 		echo "clusterstorage node guard: k3s ran on $copy: copying it back over $live"
-		sync_tree --delete --exclude="/$marker" "$copy/" "$live/" || { echo "clusterstorage node guard: copying back failed: $copy holds the newest data; k3s is left stopped" >&2; exit 1; }
+		{ sync_tree --delete --exclude="/$marker" "$copy/" "$live/" && sync_datastore "$copy" "$live"; } || { echo "clusterstorage node guard: copying back failed: $copy holds the newest data; k3s is left stopped" >&2; exit 1; }
 	fi
 fi
 systemctl start "$svc"

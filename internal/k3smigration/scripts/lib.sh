@@ -47,3 +47,38 @@ holders() {
 sync_tree() {
 	rsync -aHAXxS --numeric-ids --modify-window=-1 "$@"
 }
+
+# datastore_files DIR prints the paths, relative to DIR, of k3s's live datastore there: kine's
+# sqlite files (server/db/state.db and its -wal and -shm) and embedded etcd's member data.
+datastore_files() {
+	for f in server/db/state.db server/db/state.db-wal server/db/state.db-shm server/db/etcd; do
+		if [ -e "$1/$f" ]; then printf '%s\n' "$f"; fi
+	done
+}
+
+# sync_datastore SRC DST copies SRC's live datastore (datastore_files) over DST's whatever the
+# files' sizes and times say, with k3s stopped: sqlite writes its -shm through mmap, which need
+# not change the file's modification time, and rewrites its WAL in place at the same size, so the
+# size-and-time check of sync_tree can miss both. The files are small next to the data dir.
+sync_datastore() {
+	(
+		cd -- "$1" || exit 1
+		files=$(datastore_files .)
+		if [ -z "$files" ]; then exit 0; fi
+		# shellcheck disable=SC2086 # the paths are k3s's fixed names, without spaces
+		rsync -aHAXxS --numeric-ids -I -R --delete $files "$2/"
+	)
+}
+
+# datastore_differs SRC DST succeeds when the content of a live datastore file differs between
+# SRC and DST (compared byte by byte: see sync_datastore for why times do not tell).
+datastore_differs() {
+	for f in $(datastore_files "$1") $(datastore_files "$2"); do
+		if [ -d "$1/$f" ] || [ -d "$2/$f" ]; then
+			diff -r -q -- "$1/$f" "$2/$f" >/dev/null 2>&1 || return 0
+		else
+			cmp -s -- "$1/$f" "$2/$f" || return 0
+		fi
+	done
+	return 1
+}

@@ -1,0 +1,345 @@
+package k3smigration_test
+
+// Tests on the cluster's k3s-shaped node (tools/kube/cluster.sh makes node 3 one): a machine whose
+// PID 1 is a real systemd, with k3s.service as k3s's install script writes it (Type=notify,
+// KillMode=process, Delegate=yes), containerd started from <data-dir>/data/current/bin with its
+// shims and the containers' rootfs mounts under /run/k3s, the cluster's real kubelet registered as
+// that node, and k3s's datastore: a real kine with sqlite at <data-dir>/server/db/state.db, kept
+// busy by a client. Unlike the stand-in (standin_test.go), the test simulates nothing on the node:
+// systemctl, systemd-run's timers (the node guard), the shims that outlive `systemctl stop k3s`,
+// the data dir as a mount point of its own and the datastore are the real things. What still
+// differs from a real k3s node is listed in tools/kube/k3s-standin.sh.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/acctest"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/k3smigration"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
+)
+
+const (
+	realSource = "/var/lib/rancher/k3s"
+	realConfig = "/etc/rancher/k3s/config.yaml"
+)
+
+// realK3s is the k3s-shaped node of the cluster, for one test. Target is a fresh directory on the
+// node's data disk (a loop-mounted ext4 of its own, where the source is on the node's system disk).
+type realK3s struct {
+	acctest.ClusterNode
+	t      *testing.T
+	Target string
+}
+
+// newRealK3s returns the k3s-shaped node with k3s running on its default data dir, and puts it back
+// that way when the test ends, whatever the test left (k3s on the target, a configured data-dir),
+// so that the node serves the tests that follow.
+func newRealK3s(t *testing.T) *realK3s {
+	t.Helper()
+	n := acctest.RequireK3sNode(t)
+	if len(n.DataDisks) == 0 {
+		t.Fatalf("the k3s-shaped node %s has no data disk (CLUSTER_DATA_DISKS)", n.Name)
+	}
+	r := &realK3s{ClusterNode: n, t: t, Target: path.Join(n.DataDisks[0], acctest.RandomName("k3s"))}
+	if active, dir := r.state(); active != "active" || dir != realSource {
+		t.Fatalf("k3s on node %s is %q on %q before the test, want active on %s", n.Name, active, dir, realSource)
+	}
+	t.Cleanup(r.reset)
+	return r
+}
+
+// state is k3s.service's state and the data dir the running k3s uses ("" when none runs), read
+// inside the machine (not over SSH, which a test may have cut): the path of its kine's socket.
+func (r *realK3s) state() (active, dataDir string) {
+	out, err := r.Exec(r.t, "sh", "-c", "systemctl is-active k3s; ps -eo args")
+	if err != nil {
+		r.t.Logf("reading k3s's state on %s: %v", r.Name, err)
+	}
+	lines := strings.Split(out, "\n")
+	re := regexp.MustCompile(`kine .*--listen-address unix://(\S+)/server/kine\.sock`)
+	for _, l := range lines[1:] {
+		if m := re.FindStringSubmatch(l); m != nil {
+			dataDir = m[1]
+		}
+	}
+	return strings.TrimSpace(lines[0]), dataDir
+}
+
+// waitFor waits until k3s is active on dataDir and the node is Ready.
+func (r *realK3s) waitFor(dataDir string, timeout time.Duration) error {
+	client := acctest.Kube(r.t)
+	return kube.Poll(context.Background(), 200*time.Millisecond, timeout, "k3s active on "+dataDir+" and node "+r.Name+" Ready", func(ctx context.Context) (bool, string, error) {
+		if active, dir := r.state(); active != "active" || dir != dataDir {
+			return false, fmt.Sprintf("k3s %s on %q", active, dir), nil
+		}
+		n, err := client.CoreV1().Nodes().Get(ctx, r.Name, metav1.GetOptions{})
+		if err != nil {
+			return kube.KeepPolling(err)
+		}
+		for _, c := range n.Status.Conditions {
+			if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+				return true, "", nil
+			}
+		}
+		return false, "node not Ready", nil
+	})
+}
+
+// reset puts k3s back on its default data dir (no data-dir in its config, the marker gone) and
+// removes the test's target and any guard the test left armed.
+func (r *realK3s) reset() {
+	t := r.t
+	if out, err := r.Exec(t, "sh", "-c", `systemctl stop 'clusterstorage-k3s-guard-*.timer' 2>/dev/null; systemctl start ssh`); err != nil {
+		t.Logf("reset: %v %s", err, out)
+	}
+	active, dir := r.state()
+	cfg, _ := r.Exec(t, "cat", realConfig) //nolint:errcheck // shown below when it matters
+	if active != "active" || dir != realSource || strings.Contains(cfg, "data-dir:") {
+		t.Logf("reset: k3s %s on %q, config:\n%s", active, dir, cfg)
+		// k3s-killall.sh of the data dir in use stops its containers, as a migration does.
+		if out, err := r.Exec(t, "sh", "-c", `systemctl stop k3s; K3S_DATA_DIR=${3:-$2} /usr/local/bin/k3s-killall.sh; sed -i '/^data-dir:/d' "$1"; rm -rf "$2.clusterstorage-restore"; systemctl start k3s`,
+			"sh", realConfig, realSource, dir); err != nil {
+			t.Errorf("reset: putting k3s back on %s: %v %s", realSource, err, out)
+		}
+	}
+	if out, err := r.Exec(t, "rm", "-rf", "--", r.Target, path.Join(realSource, k3smigration.MarkerName)); err != nil {
+		t.Errorf("reset: %v %s", err, out)
+	}
+	if err := r.waitFor(realSource, 2*time.Minute); err != nil {
+		t.Errorf("reset: %v", err)
+	}
+}
+
+// datastore is what the kine datastore in dataDir holds: its rows, the newest row's id, and
+// whether sqlite finds it intact. It reads the file inside the machine while kine may write it.
+func (r *realK3s) datastore(dataDir string) (rows, newest int) {
+	r.t.Helper()
+	out, err := r.Exec(r.t, "sqlite3", "-cmd", ".timeout 10000", dataDir+"/server/db/state.db",
+		"SELECT count(*) || ' ' || max(id) FROM kine; PRAGMA integrity_check;")
+	f := strings.Fields(out)
+	if err != nil || len(f) != 3 || f[2] != "ok" {
+		r.t.Fatalf("the datastore in %s: %v %q", dataDir, err, out)
+	}
+	rows, _ = strconv.Atoi(f[0])
+	newest, _ = strconv.Atoi(f[1])
+	return rows, newest
+}
+
+// rowsUpTo counts the datastore rows in dataDir with an id up to id (rows, once written, keep their
+// ids: a copy that holds every write up to id has exactly as many).
+func (r *realK3s) rowsUpTo(dataDir string, id int) int {
+	r.t.Helper()
+	out, err := r.Exec(r.t, "sqlite3", "-cmd", ".timeout 10000", dataDir+"/server/db/state.db", fmt.Sprintf("SELECT count(*) FROM kine WHERE id <= %d;", id))
+	n, convErr := strconv.Atoi(strings.TrimSpace(out))
+	if err != nil || convErr != nil {
+		r.t.Fatalf("the datastore in %s: %v %q", dataDir, err, out)
+	}
+	return n
+}
+
+// checkHolds checks that the datastore in copy holds every row the datastore in original holds
+// (original no longer written: k3s runs elsewhere).
+func (r *realK3s) checkHolds(copyDir, original string) error {
+	rows, newest := r.datastore(original)
+	if got := r.rowsUpTo(copyDir, newest); got != rows {
+		return fmt.Errorf("the datastore in %s has %d of the %d rows up to id %d that %s holds: writes were lost", copyDir, got, rows, newest, original)
+	}
+	return nil
+}
+
+// startPod runs a long-lived container on the node and returns a check that it runs with its root
+// filesystem from dataDir's containerd: the migration stops every container (k3s-killall.sh kills
+// the shims: their overlay layers live in the data dir, so none may keep writing to the old one)
+// and the kubelet starts them again from the copy.
+func (r *realK3s) startPod() func(dataDir string) error {
+	t := r.t
+	client := acctest.Kube(t)
+	name := acctest.RandomName("k3sm-real")
+	zero := int64(0)
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+		Spec: corev1.PodSpec{
+			NodeName: r.Name, HostNetwork: true, TerminationGracePeriodSeconds: &zero,
+			Containers: []corev1.Container{{Name: "sleeper", Image: acctest.BusyboxImage, ImagePullPolicy: corev1.PullNever, Command: []string{"sleep", "3609"}}},
+		},
+	}
+	if _, err := client.CoreV1().Pods("default").Create(context.Background(), pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = client.CoreV1().Pods("default").Delete(context.Background(), name, metav1.DeleteOptions{GracePeriodSeconds: &zero}) //nolint:errcheck // best effort
+	})
+	running := func(ctx context.Context) (bool, string, error) {
+		p, err := client.CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return kube.KeepPolling(err)
+		}
+		if len(p.Status.ContainerStatuses) != 1 || p.Status.ContainerStatuses[0].State.Running == nil {
+			return false, "container not running", nil
+		}
+		return true, "", nil
+	}
+	if err := kube.Poll(context.Background(), 200*time.Millisecond, 2*time.Minute, "pod "+name+" to run", running); err != nil {
+		t.Fatal(err)
+	}
+	return func(dataDir string) error {
+		var why error
+		err := kube.Poll(context.Background(), 200*time.Millisecond, 2*time.Minute, "pod "+name+" running on "+dataDir, func(ctx context.Context) (bool, string, error) {
+			if ok, reason, err := running(ctx); !ok || err != nil {
+				return ok, reason, err
+			}
+			why = r.containersOn(dataDir)
+			return why == nil, fmt.Sprint(why), nil
+		})
+		if err != nil && why != nil {
+			return why
+		}
+		return err
+	}
+}
+
+// containersOn checks that the node's containers run on root filesystems whose layers are all in
+// dataDir's containerd, and that there is at least one.
+func (r *realK3s) containersOn(dataDir string) error {
+	out, err := r.Exec(r.t, "awk", `$3 == "overlay" && $2 ~ "^/run/k3s/containerd/" {print $4}`, "/proc/self/mounts")
+	if err != nil {
+		return err
+	}
+	layers := strings.Fields(out)
+	if len(layers) == 0 {
+		return fmt.Errorf("no container root filesystem is mounted on node %s", r.Name)
+	}
+	want := dataDir + "/agent/containerd/"
+	for _, opts := range layers {
+		for _, o := range strings.Split(opts, ",") {
+			if k, dir, ok := strings.Cut(o, "="); ok && (k == "upperdir" || k == "lowerdir" || k == "workdir") {
+				for _, d := range strings.Split(dir, ":") {
+					if !strings.HasPrefix(d, want) {
+						return fmt.Errorf("a container on node %s runs on %s, not on the data dir %s", r.Name, d, dataDir)
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// The whole resource through the CLI on the real node. Its data dir is a mount point (the node's
+// system disk bound at /var/lib/rancher/k3s), so the symlink method is refused and config is the
+// method; a container runs on the node throughout, and the datastore is written all along.
+func TestAccK3sDataDirMigration_realNode(t *testing.T) {
+	r := newRealK3s(t)
+	runsOn := r.startPod()
+	config := func(method, extra string) string {
+		return acctest.ProviderConfigNodes(r.ClusterNode) + fmt.Sprintf(`
+resource "clusterstorage_k3s_data_dir_migration" "test" {
+  node              = %q
+  target            = %q
+  switch_method     = %q
+  free_space_margin = "0"
+%s
+}
+`, r.Name, r.Target, method, extra)
+	}
+	onTarget := func(*terraform.State) error {
+		if err := r.waitFor(r.Target, time.Minute); err != nil {
+			return err
+		}
+		cfg, err := r.Exec(t, "cat", realConfig)
+		if err != nil || !strings.Contains(cfg, fmt.Sprintf("data-dir: %q", r.Target)) {
+			return fmt.Errorf("%s does not set data-dir to the target (%v):\n%s", realConfig, err, cfg)
+		}
+		return runsOn(r.Target)
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		// Destroy forgets the migration: k3s stays on the target.
+		CheckDestroy: onTarget,
+		Steps: []resource.TestStep{
+			{
+				// The source cannot be renamed: refused before k3s is touched.
+				Config:      config("symlink", ""),
+				ExpectError: acctest.ErrorRegexp(`is itself a mount point, so it cannot be renamed: use switch_method = "config"`),
+			},
+			{
+				Config: config("config", "  restore_on_destroy = true"),
+				Check: resource.ComposeTestCheckFunc(onTarget, func(*terraform.State) error {
+					// The source, left in place, is the original as k3s last wrote it: the target holds all of it.
+					if err := r.checkHolds(r.Target, realSource); err != nil {
+						return err
+					}
+					// containerd's absolute link follows the data dir.
+					if link, err := r.Exec(t, "readlink", r.Target+"/data/current"); err != nil || !strings.HasPrefix(link, r.Target+"/") {
+						return fmt.Errorf("data/current on the target is %q (%v)", link, err)
+					}
+					return nil
+				}),
+			},
+			{
+				// Restoring would replace the contents of the mount point: refused, k3s left on the target.
+				Config:      config("config", "  restore_on_destroy = true"),
+				Destroy:     true,
+				ExpectError: acctest.ErrorRegexp(`is a mount point, which the migration left in place: it holds the data as it was at the migration`),
+			},
+			{
+				Config: config("config", "  restore_on_destroy = false"),
+				Check:  onTarget,
+			},
+		},
+	})
+}
+
+// The node guard on the real node's systemd: SSH is lost for good once k3s is stopped (sshd
+// stopped and every session killed, inside the machine), so neither the copy nor the rollback can
+// reach the node; the guard's transient timer fires and puts k3s back on the original.
+func TestAccK3sDataDirMigration_realNodeGuard(t *testing.T) {
+	r := newRealK3s(t)
+	runsOn := r.startPod()
+	rowsBefore, _ := r.datastore(realSource)
+	spec := k3smigration.Spec{Source: realSource, Target: r.Target, Method: k3smigration.MethodConfig, KeepBackup: true,
+		StopTimeout: 30 * time.Second, HealthTimeout: 30 * time.Second, RollbackTimeout: 20 * time.Second, GuardDelay: 20 * time.Second}
+	hooks := k3smigration.KubeHooks(acctest.Kube(t), r.Name, false)
+	hooks.Before = func(_ context.Context, step k3smigration.Step) error {
+		if step == k3smigration.StepFinalCopy {
+			if out, err := r.Exec(t, "sh", "-c", "systemctl stop ssh; pkill -KILL -x sshd; true"); err != nil {
+				t.Errorf("cutting SSH: %v %s", err, out)
+			}
+		}
+		return nil
+	}
+	res, err := k3smigration.Migrate(context.Background(), r.Host(t), spec, hooks)
+	var se *k3smigration.StepError
+	if !errors.As(err, &se) || se.RollbackErr == nil {
+		t.Fatalf("want a failed migration whose rollback could not reach the node, got %+v %v", res, err)
+	}
+	t.Logf("error as the user sees it:\n%v", err)
+	if msg := strings.Join(strings.Fields(err.Error()), " "); !strings.Contains(msg, "so the original "+realSource) || strings.Contains(msg, "nothing was lost") {
+		t.Errorf("the error does not say that the original %s holds the data, or says that nothing was lost", realSource)
+	}
+	if err := r.waitFor(realSource, 2*time.Minute); err != nil {
+		log, _ := r.Exec(t, "sh", "-c", "journalctl -n 60 --no-pager -u 'clusterstorage-k3s-guard-*' -u k3s") //nolint:errcheck // diagnostics
+		t.Fatalf("the guard did not bring k3s back: %v\n%s", err, log)
+	}
+	if cfg, err := r.Exec(t, "cat", realConfig); err != nil || strings.Contains(cfg, "data-dir:") {
+		t.Errorf("after the guard, %s sets data-dir (or cannot be read: %v):\n%s", realConfig, err, cfg)
+	}
+	if rows, _ := r.datastore(realSource); rows < rowsBefore {
+		t.Errorf("the datastore lost rows: %d, %d before", rows, rowsBefore)
+	}
+	if err := runsOn(realSource); err != nil {
+		t.Error(err)
+	}
+}
