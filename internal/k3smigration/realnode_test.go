@@ -123,12 +123,16 @@ func (r *realK3s) reset() {
 	}
 }
 
-// datastore is what the kine datastore in dataDir holds: its rows, the newest row's id, and
-// whether sqlite finds it intact. It reads the file inside the machine while kine may write it.
+// journal selects the rows kvwriter wrote: every one a key of its own, never overwritten, so kine's
+// compaction (which removes superseded revisions) never removes one.
+const journal = "FROM kine WHERE name LIKE '/registry/clusterstorage/journal/%'"
+
+// datastore is what the kine datastore in dataDir holds: kvwriter's rows and the newest one's id,
+// after sqlite found the file intact. It reads the file inside the machine while kine may write it.
 func (r *realK3s) datastore(dataDir string) (rows, newest int) {
 	r.t.Helper()
 	out, err := r.Exec(r.t, "sqlite3", "-cmd", ".timeout 10000", dataDir+"/server/db/state.db",
-		"SELECT count(*) || ' ' || max(id) FROM kine; PRAGMA integrity_check;")
+		"SELECT count(*) || ' ' || max(id) "+journal+"; PRAGMA integrity_check;")
 	f := strings.Fields(out)
 	if err != nil || len(f) != 3 || f[2] != "ok" {
 		r.t.Fatalf("the datastore in %s: %v %q", dataDir, err, out)
@@ -138,11 +142,11 @@ func (r *realK3s) datastore(dataDir string) (rows, newest int) {
 	return rows, newest
 }
 
-// rowsUpTo counts the datastore rows in dataDir with an id up to id (rows, once written, keep their
-// ids: a copy that holds every write up to id has exactly as many).
+// rowsUpTo counts kvwriter's rows in the datastore in dataDir with an id up to id (rows, once
+// written, keep their ids: a copy that holds every write up to id has exactly as many).
 func (r *realK3s) rowsUpTo(dataDir string, id int) int {
 	r.t.Helper()
-	out, err := r.Exec(r.t, "sqlite3", "-cmd", ".timeout 10000", dataDir+"/server/db/state.db", fmt.Sprintf("SELECT count(*) FROM kine WHERE id <= %d;", id))
+	out, err := r.Exec(r.t, "sqlite3", "-cmd", ".timeout 10000", dataDir+"/server/db/state.db", fmt.Sprintf("SELECT count(*) %s AND id <= %d;", journal, id))
 	n, convErr := strconv.Atoi(strings.TrimSpace(out))
 	if err != nil || convErr != nil {
 		r.t.Fatalf("the datastore in %s: %v %q", dataDir, err, out)
@@ -302,42 +306,104 @@ resource "clusterstorage_k3s_data_dir_migration" "test" {
 	})
 }
 
-// The node guard on the real node's systemd: SSH is lost for good once k3s is stopped (sshd
-// stopped and every session killed, inside the machine), so neither the copy nor the rollback can
-// reach the node; the guard's transient timer fires and puts k3s back on the original.
+// The node guard on the real node's systemd: SSH is lost for good (sshd stopped and every session
+// killed, inside the machine) once k3s is stopped, or once it runs on the target and has written
+// there, so neither the migration nor its rollback can reach the node; the guard's transient timer
+// fires and puts k3s back on the original, copying back what k3s wrote on the target first.
 func TestAccK3sDataDirMigration_realNodeGuard(t *testing.T) {
+	cases := []struct {
+		name    string
+		step    k3smigration.Step
+		started bool
+	}{
+		{name: "lost after the stop", step: k3smigration.StepFinalCopy},
+		{name: "lost after k3s started on the target", step: k3smigration.StepHealthy, started: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRealK3s(t)
+			runsOn := r.startPod()
+			rowsBefore, _ := r.datastore(realSource)
+			spec := k3smigration.Spec{Source: realSource, Target: r.Target, Method: k3smigration.MethodConfig, KeepBackup: true,
+				StopTimeout: 30 * time.Second, HealthTimeout: 30 * time.Second, RollbackTimeout: 20 * time.Second, GuardDelay: 20 * time.Second}
+			hooks := k3smigration.KubeHooks(acctest.Kube(t), r.Name, false)
+			hooks.Before = func(_ context.Context, step k3smigration.Step) error {
+				if step == tc.step {
+					if tc.started {
+						time.Sleep(time.Second) // k3s writes on the target meanwhile
+					}
+					if out, err := r.Exec(t, "sh", "-c", "systemctl stop ssh; pkill -KILL -x sshd; true"); err != nil {
+						t.Errorf("cutting SSH: %v %s", err, out)
+					}
+				}
+				return nil
+			}
+			res, err := k3smigration.Migrate(context.Background(), r.Host(t), spec, hooks)
+			var se *k3smigration.StepError
+			if !errors.As(err, &se) || se.RollbackErr == nil {
+				t.Fatalf("want a failed migration whose rollback could not reach the node, got %+v %v", res, err)
+			}
+			t.Logf("error as the user sees it:\n%v", err)
+			newest := "so the original " + realSource
+			if tc.started {
+				newest = "so " + r.Target + " HOLDS THE NEWEST DATA"
+			}
+			if msg := strings.Join(strings.Fields(err.Error()), " "); !strings.Contains(msg, newest) || strings.Contains(msg, "nothing was lost") {
+				t.Errorf("the error does not say %q, or says that nothing was lost", newest)
+			}
+			if err := r.waitFor(realSource, 2*time.Minute); err != nil {
+				log, _ := r.Exec(t, "sh", "-c", "journalctl -n 60 --no-pager -u 'clusterstorage-k3s-guard-*' -u k3s") //nolint:errcheck // diagnostics
+				t.Fatalf("the guard did not bring k3s back: %v\n%s", err, log)
+			}
+			if cfg, err := r.Exec(t, "cat", realConfig); err != nil || strings.Contains(cfg, "data-dir:") {
+				t.Errorf("after the guard, %s sets data-dir (or cannot be read: %v):\n%s", realConfig, err, cfg)
+			}
+			if rows, _ := r.datastore(realSource); rows < rowsBefore {
+				t.Errorf("the datastore lost rows: %d, %d before", rows, rowsBefore)
+			}
+			if tc.started {
+				// The target, where k3s ran last, no longer changes: the original holds all of it.
+				if err := r.checkHolds(realSource, r.Target); err != nil {
+					t.Error(err)
+				}
+			}
+			if err := runsOn(realSource); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+// The health check fails after k3s ran on the target, where kine's client kept writing: the
+// rollback stops k3s there, copies the target back over the original (the datastore byte for
+// byte) and starts k3s on it, so no write made on the target is lost.
+func TestAccK3sDataDirMigration_realNodeRollbackAfterStart(t *testing.T) {
 	r := newRealK3s(t)
 	runsOn := r.startPod()
-	rowsBefore, _ := r.datastore(realSource)
+	_, newestBefore := r.datastore(realSource)
 	spec := k3smigration.Spec{Source: realSource, Target: r.Target, Method: k3smigration.MethodConfig, KeepBackup: true,
-		StopTimeout: 30 * time.Second, HealthTimeout: 30 * time.Second, RollbackTimeout: 20 * time.Second, GuardDelay: 20 * time.Second}
+		StopTimeout: 30 * time.Second, HealthTimeout: 5 * time.Second, RollbackTimeout: time.Minute}
 	hooks := k3smigration.KubeHooks(acctest.Kube(t), r.Name, false)
-	hooks.Before = func(_ context.Context, step k3smigration.Step) error {
-		if step == k3smigration.StepFinalCopy {
-			if out, err := r.Exec(t, "sh", "-c", "systemctl stop ssh; pkill -KILL -x sshd; true"); err != nil {
-				t.Errorf("cutting SSH: %v %s", err, out)
-			}
-		}
-		return nil
+	hooks.NodeReady = func(context.Context, time.Time) (bool, string, error) {
+		return false, "the test holds the node unhealthy", nil
 	}
 	res, err := k3smigration.Migrate(context.Background(), r.Host(t), spec, hooks)
 	var se *k3smigration.StepError
-	if !errors.As(err, &se) || se.RollbackErr == nil {
-		t.Fatalf("want a failed migration whose rollback could not reach the node, got %+v %v", res, err)
+	if !errors.As(err, &se) || se.RollbackErr != nil || !se.Started || !se.CopiedBack {
+		t.Fatalf("want a failed health check rolled back with a copy back, got %+v %v", res, err)
 	}
 	t.Logf("error as the user sees it:\n%v", err)
-	if msg := strings.Join(strings.Fields(err.Error()), " "); !strings.Contains(msg, "so the original "+realSource) || strings.Contains(msg, "nothing was lost") {
-		t.Errorf("the error does not say that the original %s holds the data, or says that nothing was lost", realSource)
+	if err := r.waitFor(realSource, time.Minute); err != nil {
+		t.Fatal(err)
 	}
-	if err := r.waitFor(realSource, 2*time.Minute); err != nil {
-		log, _ := r.Exec(t, "sh", "-c", "journalctl -n 60 --no-pager -u 'clusterstorage-k3s-guard-*' -u k3s") //nolint:errcheck // diagnostics
-		t.Fatalf("the guard did not bring k3s back: %v\n%s", err, log)
+	if _, newest := r.datastore(r.Target); newest <= newestBefore {
+		t.Fatalf("k3s wrote nothing on the target (newest row %d, %d before the migration): the test proves nothing", newest, newestBefore)
+	}
+	if err := r.checkHolds(realSource, r.Target); err != nil {
+		t.Error(err)
 	}
 	if cfg, err := r.Exec(t, "cat", realConfig); err != nil || strings.Contains(cfg, "data-dir:") {
-		t.Errorf("after the guard, %s sets data-dir (or cannot be read: %v):\n%s", realConfig, err, cfg)
-	}
-	if rows, _ := r.datastore(realSource); rows < rowsBefore {
-		t.Errorf("the datastore lost rows: %d, %d before", rows, rowsBefore)
+		t.Errorf("after the rollback, %s sets data-dir (or cannot be read: %v):\n%s", realConfig, err, cfg)
 	}
 	if err := runsOn(realSource); err != nil {
 		t.Error(err)

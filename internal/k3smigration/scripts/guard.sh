@@ -18,6 +18,10 @@ cfg=${10} fstab=${11} dir=${12}
 phase=$(sed -n 's/^phase=//p' "$state" 2>/dev/null | tail -n 1)
 echo "clusterstorage node guard: the k3s data dir migration was not disarmed in time (phase ${phase:-stopped}): putting $svc back on $live"
 systemctl stop "$svc"
+if [ "$phase" = started ]; then
+	# k3s ran on the copy: its containers run on layers there and would go on writing to it.
+	stop_containers "$copy"
+fi
 if [ "$phase" = switched ] || [ "$phase" = started ]; then
 	case $method in
 	config)

@@ -48,6 +48,32 @@ sync_tree() {
 	rsync -aHAXxS --numeric-ids --modify-window=-1 "$@"
 }
 
+# stop_containers DIR stops the containers of a k3s that ran on data dir DIR (its unit already
+# stopped, which leaves them running): k3s-killall.sh with K3S_DATA_DIR=DIR when the node has it,
+# then every containerd shim still running from DIR's bundled binaries, with its descendants.
+stop_containers() {
+	if command -v k3s-killall.sh >/dev/null 2>&1; then
+		K3S_DATA_DIR=$1 k3s-killall.sh >/dev/null 2>&1 || echo "k3s-killall.sh failed (exit status $?)" >&2
+	fi
+	shims=
+	for p in /proc/[0-9]*; do
+		exe=$(readlink "$p/exe" 2>/dev/null) || continue
+		case $exe in "$1"/data/*/bin/containerd-shim*) shims="$shims ${p#/proc/}" ;; esac
+	done
+	# shellcheck disable=SC2046,SC2086 # one word per process id
+	if [ -n "$shims" ]; then kill -9 -- $(descendants $shims) 2>/dev/null; fi
+	return 0
+}
+
+# descendants PID... prints the PIDs and those of all their descendants.
+descendants() {
+	for pid in "$@"; do
+		echo "$pid"
+		# shellcheck disable=SC2046 # one word per process id
+		descendants $(ps -e -o ppid= -o pid= | awk -v p="$pid" '$1 == p {print $2}')
+	done
+}
+
 # datastore_files DIR prints the paths, relative to DIR, of k3s's live datastore there: kine's
 # sqlite files (server/db/state.db and its -wal and -shm) and embedded etcd's member data.
 datastore_files() {
