@@ -68,8 +68,10 @@
 //
 // The node guard (systemd nodes): a transient timer (systemd-run --on-active) armed before the
 // stop, running scripts/guard.sh unless disarmed in time, told by a state file how far the
-// migration got; it stops k3s, undoes the switch, copies back what k3s wrote on the copy if it had
-// been started there, and starts k3s on the original. Without systemd there is none (a warning).
+// migration got; it stops k3s (and, when k3s had been started on the copy, its containers, whose
+// layers are there: k3s-killall.sh for that data dir, then its shims), undoes the switch, copies
+// back what k3s wrote on the copy if it had been started there, and starts k3s on the original.
+// Without systemd there is none (a warning).
 //
 // # How it is tested
 //
@@ -112,9 +114,10 @@
 // real kine with sqlite at server/db/state.db kept busy by a client, our k3s-killall.sh, and the
 // data dir a mount point of its own (the machine's system disk bound there). There the resource
 // migrates with config through the CLI (symlink is refused, the datastore holds every row, the
-// containers run again from the copy, the restore is refused), and the node guard is tested on
-// real systemd: sshd stopped and every session killed after the stop, the guard's transient
-// timer puts k3s back. tools/kube/k3s-standin.sh lists what that node still lacks (k3s's API
+// containers run again from the copy, the restore is refused), a failed health check after k3s
+// wrote on the copy rolls back with the copy back (no row lost), and the node guard is tested on
+// real systemd: sshd stopped and every session killed after the stop, or after k3s started on the
+// copy, and the guard's transient timer puts k3s back (copying back what it wrote there). tools/kube/k3s-standin.sh lists what that node still lacks (k3s's API
 // server and controllers, embedded etcd, flannel).
 //
 // The fault matrix (TestMigrate_faults) checks for each fault that the original is unchanged
