@@ -29,6 +29,10 @@ import (
 // (helm.OwnerLabel); a client with it acts as the provider did in an earlier, interrupted apply.
 const providerOwner = "terraform-provider-clusterstorage"
 
+// volatileFootprint is the footprint figure an import cannot reproduce: the working set the
+// metrics API reports changes with every scrape (an import read one scrape after the apply's).
+const volatileFootprint = "footprint.memory_usage_bytes"
+
 // fixture is one test's cluster, namespace, Helm clients (to act outside Terraform and check
 // what the provider did: helm as a person would, owned as the provider would) and chart
 // repository serving the fixture charts.

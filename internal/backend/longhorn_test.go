@@ -97,7 +97,7 @@ func TestAccStorageBackend_longhorn(t *testing.T) {
 				ImportState:             true,
 				ImportStateId:           f.ns + "/longhorn",
 				ImportStateVerify:       true,
-				ImportStateVerifyIgnore: []string{"repository", "timeouts"},
+				ImportStateVerifyIgnore: []string{"repository", "timeouts", volatileFootprint},
 			},
 			{
 				// A claim of the backend's class blocks destroy, and says which.

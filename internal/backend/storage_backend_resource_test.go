@@ -117,7 +117,7 @@ func TestAccStorageBackend_openebsLifecycle(t *testing.T) {
 				ImportStateId:     f.ns + "/openebs",
 				ImportStateVerify: true,
 				// `set` is not read back: a release's values do not say which came from it.
-				ImportStateVerifyIgnore: []string{"repository", "timeouts", "set"},
+				ImportStateVerifyIgnore: []string{"repository", "timeouts", "set", volatileFootprint},
 			},
 			{
 				// 4.0.1 reads the same engines.* conditions; its Loki (Mayastor's loki-stack) is off.
@@ -196,7 +196,7 @@ func TestAccStorageBackend_openebs40EnginesOff(t *testing.T) {
 				ImportState:             true,
 				ImportStateId:           f.ns + "/openebs",
 				ImportStateVerify:       true,
-				ImportStateVerifyIgnore: []string{"repository", "timeouts"},
+				ImportStateVerifyIgnore: []string{"repository", "timeouts", volatileFootprint},
 				ImportStateCheck: func(states []*terraform.InstanceState) error {
 					for _, k := range []string{"openebs.mayastor_enabled", "openebs.lvm_enabled", "openebs.zfs_enabled", "openebs.volume_snapshot_crds"} {
 						if v := states[0].Attributes[k]; v != "false" {
