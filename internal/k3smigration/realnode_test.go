@@ -384,8 +384,21 @@ func TestAccK3sDataDirMigration_realNodeRollbackAfterStart(t *testing.T) {
 	spec := k3smigration.Spec{Source: realSource, Target: r.Target, Method: k3smigration.MethodConfig, KeepBackup: true,
 		StopTimeout: 30 * time.Second, HealthTimeout: 5 * time.Second, RollbackTimeout: time.Minute}
 	hooks := k3smigration.KubeHooks(acctest.Kube(t), r.Name, false)
-	hooks.NodeReady = func(context.Context, time.Time) (bool, string, error) {
-		return false, "the test holds the node unhealthy", nil
+	// The node is held unhealthy for the migration's health check only (which gives up after
+	// HealthTimeout); the rollback's own check, later, sees the real node.
+	var healthCheck time.Time
+	ready := hooks.NodeReady
+	hooks.Before = func(_ context.Context, step k3smigration.Step) error {
+		if step == k3smigration.StepHealthy {
+			healthCheck = time.Now()
+		}
+		return nil
+	}
+	hooks.NodeReady = func(ctx context.Context, since time.Time) (bool, string, error) {
+		if time.Since(healthCheck) < spec.HealthTimeout+time.Second {
+			return false, "the test holds the node unhealthy", nil
+		}
+		return ready(ctx, since)
 	}
 	res, err := k3smigration.Migrate(context.Background(), r.Host(t), spec, hooks)
 	var se *k3smigration.StepError
