@@ -302,21 +302,59 @@ func TestScripts_refuseControlCharacters(t *testing.T) {
 	}
 }
 
+// sshLossCase is a moment at which SSH to the node is lost for good during a migration: before
+// step (after the stop, or once k3s runs on the target and, started, has written there).
+type sshLossCase struct {
+	name    string
+	step    k3smigration.Step
+	started bool
+}
+
+var sshLossCases = []sshLossCase{
+	{name: "lost after the stop", step: k3smigration.StepFinalCopy},
+	{name: "lost after k3s started on the target", step: k3smigration.StepHealthy, started: true},
+}
+
+// cutAt is a Before hook that runs cut just before the case's step (after a second of k3s writing
+// on the target when started).
+func (c sshLossCase) cutAt(cut func()) func(context.Context, k3smigration.Step) error {
+	return func(_ context.Context, step k3smigration.Step) error {
+		if step == c.step {
+			if c.started {
+				time.Sleep(time.Second) // let k3s write on the target
+			}
+			cut()
+		}
+		return nil
+	}
+}
+
+// checkRollbackUnreachable checks that the migration failed with a rollback that could not reach
+// the node, and that its error says which directory holds the newest data and never that nothing
+// was lost.
+func (c sshLossCase) checkRollbackUnreachable(t *testing.T, res k3smigration.Result, err error, source, target string) {
+	t.Helper()
+	var se *k3smigration.StepError
+	if !errors.As(err, &se) || se.RollbackErr == nil {
+		t.Fatalf("want a failed migration whose rollback could not reach the node, got %+v %v", res, err)
+	}
+	t.Logf("error as the user sees it:\n%v", err)
+	newest := "so the original " + source
+	if c.started {
+		newest = "so " + target + " HOLDS THE NEWEST DATA"
+	}
+	if msg := strings.Join(strings.Fields(err.Error()), " "); !strings.Contains(msg, newest) || strings.Contains(msg, "nothing was lost") {
+		t.Errorf("the error does not say %q, or says that nothing was lost", newest)
+	}
+}
+
 // SSH lost for good (sshd killed, as a node unreachable for good or a provider killed would leave
 // it): the node guard, armed before the stop as a timer, puts k3s back on the original by
 // itself. After k3s was started on the target, it copies what k3s wrote there back first. The
 // timer is the systemd-run stand-in's (a real systemd does not run here); the guard script is
 // the real one.
 func TestMigrate_nodeGuard(t *testing.T) {
-	cases := []struct {
-		name    string
-		step    k3smigration.Step
-		started bool
-	}{
-		{name: "lost after the stop", step: k3smigration.StepFinalCopy},
-		{name: "lost after k3s started on the target", step: k3smigration.StepHealthy, started: true},
-	}
-	for _, tc := range cases {
+	for _, tc := range sshLossCases {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newStandin(t, standinOptions{Systemd: true})
 			target := filepath.Join(s.Root, "mnt/nvme/k3s")
@@ -324,31 +362,12 @@ func TestMigrate_nodeGuard(t *testing.T) {
 			rows := dbRows(t, s.Source)
 			spec := s.spec(target)
 			spec.GuardDelay, spec.RollbackTimeout = 20*time.Second, 10*time.Second
-			hooks := k3smigration.Hooks{Before: func(_ context.Context, step k3smigration.Step) error {
-				if step == tc.step {
-					if tc.started {
-						time.Sleep(time.Second) // let k3s write on the target
-					}
-					s.SSHD.DropConnections(t)
-					must(t, syscall.Kill(s.SSHD.PID(), syscall.SIGKILL))
-				}
-				return nil
-			}}
+			hooks := k3smigration.Hooks{Before: tc.cutAt(func() {
+				s.SSHD.DropConnections(t)
+				must(t, syscall.Kill(s.SSHD.PID(), syscall.SIGKILL))
+			})}
 			res, err := k3smigration.Migrate(context.Background(), s.Host, spec, hooks)
-			var se *k3smigration.StepError
-			if !errors.As(err, &se) || se.RollbackErr == nil {
-				t.Fatalf("want a failed migration whose rollback could not reach the node, got %+v %v", res, err)
-			}
-			t.Logf("error as the user sees it:\n%v", err)
-			// The failed rollback says which directory holds the newest data, and never that
-			// nothing was lost.
-			newest := "so the original " + s.Source
-			if tc.started {
-				newest = "so " + target + " HOLDS THE NEWEST DATA"
-			}
-			if msg := strings.Join(strings.Fields(err.Error()), " "); !strings.Contains(msg, newest) || strings.Contains(msg, "nothing was lost") {
-				t.Errorf("the error does not say %q, or says that nothing was lost", newest)
-			}
+			tc.checkRollbackUnreachable(t, res, err, s.Source, target)
 			deadline := time.Now().Add(90 * time.Second)
 			for s.isActive() != "active" || s.dataDirInUse("k3s") != s.Source {
 				if time.Now().After(deadline) {
