@@ -234,6 +234,26 @@ func mountsBelow(mountinfo []byte, dir string) []string {
 	return out
 }
 
+// mountOptions returns the mount point of the filesystem mountinfo shows holding path (the
+// last-mounted of the longest mount points that contain it) and its per-mount options
+// ("rw,noexec,relatime"), or "" when none does.
+func mountOptions(mountinfo []byte, path string) (mountPoint, options string) {
+	for _, line := range strings.Split(string(mountinfo), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 6 {
+			continue
+		}
+		mp := unescapeMount(f[4])
+		if mp != "/" && path != mp && !strings.HasPrefix(path, mp+"/") {
+			continue
+		}
+		if len(mp) >= len(mountPoint) {
+			mountPoint, options = mp, f[5]
+		}
+	}
+	return mountPoint, options
+}
+
 // unescapeMount decodes the octal escapes (\040 for a space...) of /proc mount tables.
 func unescapeMount(s string) string {
 	if !strings.Contains(s, `\`) {

@@ -96,6 +96,27 @@ func TestMountsBelow(t *testing.T) {
 	}
 }
 
+func TestCheckTargetMount(t *testing.T) {
+	info := []byte(`22 1 254:0 / / rw,relatime - ext4 /dev/vda rw
+40 22 259:1 / /mnt/nvme rw,noexec,relatime - ext4 /dev/nvme0n1p1 rw
+41 22 259:2 / /mnt/ro ro,relatime - ext4 /dev/nvme0n1p2 ro
+42 40 259:3 / /mnt/nvme/fast rw,relatime - xfs /dev/nvme1n1 rw
+`)
+	for _, tc := range []struct{ existing, want string }{
+		{"/var/lib", ""},
+		{"/mnt/nvme", "mounted noexec (/mnt/nvme)"},
+		{"/mnt/nvme/k3s", "mounted noexec (/mnt/nvme)"},
+		{"/mnt/nvmeX", ""},
+		{"/mnt/nvme/fast/k3s", ""},
+		{"/mnt/ro/k3s", "read-only (/mnt/ro)"},
+	} {
+		err := checkTargetMount(info, tc.existing, tc.existing+"/target")
+		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("checkTargetMount(%s) = %v, want %q", tc.existing, err, tc.want)
+		}
+	}
+}
+
 func TestParseRsyncStats(t *testing.T) {
 	out := `
 Number of files: 1,234 (reg: 1,000, dir: 200, link: 34)

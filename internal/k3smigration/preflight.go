@@ -135,6 +135,9 @@ func (m *move) preflight(ctx context.Context) (preflightInfo, error) {
 		return info, fmt.Errorf("%s is on a %s filesystem (%s, mounted on %s): its contents would not survive a reboot or cannot hold the data; choose a directory on a disk",
 			to, info.targetFS.Type, why, info.targetFS.MountPoint)
 	}
+	if err := checkTargetMount(look.table, info.targetExisting, to); err != nil {
+		return info, err
+	}
 	used, err1 := strconv.ParseInt(first(kv, "source_used"), 10, 64)
 	apparent, err2 := strconv.ParseInt(first(kv, "source_apparent"), 10, 64)
 	if err := errors.Join(err1, err2); err != nil {
@@ -167,6 +170,23 @@ func (m *move) preflight(ctx context.Context) (preflightInfo, error) {
 			to, human(data), human(partial), human(m.spec.MarginBytes), info.targetFS.MountPoint, human(info.targetFS.AvailBytes))
 	}
 	return info, nil
+}
+
+// checkTargetMount refuses a target on a filesystem mounted read-only or noexec: k3s runs its
+// bundled binaries (containerd, runc, the CNI plugins) from <data-dir>/data/<hash>/bin, so on a
+// noexec mount it would stop and never start again; the check comes before k3s is stopped.
+func checkTargetMount(mountinfo []byte, existing, target string) error {
+	mp, opts := mountOptions(mountinfo, existing)
+	for _, o := range strings.Split(opts, ",") {
+		switch o {
+		case "noexec":
+			return fmt.Errorf("%s is on a filesystem mounted noexec (%s): k3s runs its bundled binaries from <data-dir>/data, so it could not start there. "+
+				"Remount it without noexec (and fix its fstab entry) first", target, mp)
+		case "ro":
+			return fmt.Errorf("%s is on a filesystem mounted read-only (%s)", target, mp)
+		}
+	}
+	return nil
 }
 
 // checkMounts refuses filesystems mounted below the source, naming them, unless

@@ -76,8 +76,14 @@ cp "$STANDIN/kubelet.kubeconfig" "$data_dir/agent/kubelet.kubeconfig"
 
 export PATH=$data_dir/data/current/bin:$PATH
 setpriv --pdeathsig KILL -- "$data_dir/data/current/bin/containerd" --config "$data_dir/agent/etc/containerd/config.toml" &
+containerd_pid=$!
 deadline=$((SECONDS + 60))
 until ctr --address "$sock" version >/dev/null 2>&1; do
+	# As k3s does, fail at once when containerd cannot run (a binary that will not execute).
+	kill -0 "$containerd_pid" 2>/dev/null || {
+		echo "k3s stand-in: containerd exited" >&2
+		exit 1
+	}
 	((SECONDS < deadline)) || exit 1
 	sleep 0.2
 done
