@@ -73,6 +73,12 @@ log "internal/node under the race detector"
 # shellcheck disable=SC2086
 go test -trimpath -race -count=1 $TESTARGS ./internal/node/...
 
+# Tests against the cluster that run no CLI (named TestCluster*: the migration machinery on the
+# k3s-shaped node, the node itself) run once, one package at a time, as the acceptance tests do.
+log "cluster tests without a CLI"
+# shellcheck disable=SC2086
+TF_ACC=1 go test -trimpath -count=1 -p 1 -timeout 30m -run '^TestCluster' $TESTARGS ./internal/...
+
 for cli in $TEST_CLIS; do
 	log "acceptance tests under $cli ($("bin/$cli" version | head -1))"
 	# One package at a time (-p 1): packages share cluster-wide names (Longhorn's CRDs, default

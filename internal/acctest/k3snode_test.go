@@ -16,7 +16,7 @@ import (
 // migration depends on it: `systemctl stop k3s` with a pod running leaves containerd's shims and
 // the container running, with the container's rootfs mounted under /run/k3s/containerd (not below
 // the data dir); `systemctl start k3s` brings the node back Ready with the same container.
-func TestAccK3sNode_stopLeavesShims(t *testing.T) {
+func TestClusterK3sNode_stopLeavesShims(t *testing.T) {
 	k3s := RequireK3sNode(t)
 	client := Kube(t)
 	ctx := context.Background()

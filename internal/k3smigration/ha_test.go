@@ -20,7 +20,7 @@ import (
 // other member Ready, quorum kept, no other server mid-migration. The claim marks the node while
 // it migrates and the release takes the mark away. Checked against the real API server with Node
 // objects of the test's own (k3s's etcd role label), which run nothing.
-func TestAccK3sDataDirMigration_haClaim(t *testing.T) {
+func TestClusterK3sMigration_haClaim(t *testing.T) {
 	client := acctest.Kube(t)
 	ctx := context.Background()
 	var names []string

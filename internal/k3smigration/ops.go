@@ -140,6 +140,18 @@ func dedupe(list []string) []string {
 	return out
 }
 
+// fixupArgs are the fixup script's arguments: in dir, make what names any of the paths from
+// (each once, to itself left out) name to.
+func fixupArgs(dir, to string, from ...string) []string {
+	args := []string{dir, to}
+	for _, f := range dedupe(from) {
+		if f != to {
+			args = append(args, f)
+		}
+	}
+	return args
+}
+
 // verify compares the copy to with from: nothing left for rsync to change, the same counts and
 // bytes, and the same checksums of the datastore, token and credentials.
 func (m *move) verify(ctx context.Context, from, to string) error {

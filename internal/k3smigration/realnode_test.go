@@ -310,7 +310,7 @@ resource "clusterstorage_k3s_data_dir_migration" "test" {
 // killed, inside the machine) once k3s is stopped, or once it runs on the target and has written
 // there, so neither the migration nor its rollback can reach the node; the guard's transient timer
 // fires and puts k3s back on the original, copying back what k3s wrote on the target first.
-func TestAccK3sDataDirMigration_realNodeGuard(t *testing.T) {
+func TestClusterK3sMigration_realNodeGuard(t *testing.T) {
 	for _, tc := range sshLossCases {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newRealK3s(t)
@@ -352,7 +352,7 @@ func TestAccK3sDataDirMigration_realNodeGuard(t *testing.T) {
 // The health check fails after k3s ran on the target, where kine's client kept writing: the
 // rollback stops k3s there, copies the target back over the original (the datastore byte for
 // byte) and starts k3s on it, so no write made on the target is lost.
-func TestAccK3sDataDirMigration_realNodeRollbackAfterStart(t *testing.T) {
+func TestClusterK3sMigration_realNodeRollbackAfterStart(t *testing.T) {
 	r := newRealK3s(t)
 	runsOn := r.startPod()
 	_, newestBefore := r.datastore(realSource)

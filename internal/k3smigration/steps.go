@@ -641,7 +641,7 @@ func (m *move) copyBack(ctx context.Context) error {
 	m.copiedBack = true
 	if m.spec.Method == MethodConfig {
 		// The copy's links and kubeconfigs name the path k3s was switched to: name the original's again.
-		if _, err := runScript(ctx, m.host, scriptFixup, m.live, m.switchedPath(), m.from); err != nil {
+		if _, err := runScript(ctx, m.host, scriptFixup, fixupArgs(m.live, m.from, m.switchedPath(), m.destReal)...); err != nil {
 			return fmt.Errorf("pointing the paths in %s back at %s: %w", m.live, m.from, err)
 		}
 	}

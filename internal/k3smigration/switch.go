@@ -86,7 +86,7 @@ func (m *move) apply(ctx context.Context) error {
 		}
 	}
 	if m.spec.Method == MethodConfig {
-		res, err := runScript(ctx, m.host, scriptFixup, m.dest, m.from, m.switchedPath())
+		res, err := runScript(ctx, m.host, scriptFixup, fixupArgs(m.dest, m.switchedPath(), m.from, m.live)...)
 		if err != nil {
 			return fmt.Errorf("pointing the paths k3s wrote in %s at %s: %w", m.dest, m.switchedPath(), err)
 		}

@@ -1,0 +1,315 @@
+package k3smigration_test
+
+// The fault matrix on the cluster's k3s-shaped node (realnode_test.go): each case makes a
+// migration fail at one step on the real systemd, containerd, kubelet and kine, checks that it
+// rolled back to the original with nothing lost, and migrates again without the fault. The
+// stand-in's matrix (TestMigrate_faults) keeps the same cases for the symlink method, which this
+// node cannot take (its data dir is a mount point).
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/acctest"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/k3smigration"
+)
+
+// realFault is one way a migration fails on the real node.
+type realFault struct {
+	name string
+	// fillMiB of random data in the test's files (a copy long enough to be cut).
+	fillMiB int
+	// freeMiB, when set, leaves only the data's size plus this many MiB free on the target's disk
+	// (negative: less than the data).
+	freeMiB int
+	// fault returns the Before hook that makes the migration fail (nil: none), given a function
+	// that cancels the migration's context.
+	fault func(t *testing.T, r *realK3s, vol string, cancel context.CancelFunc) func(context.Context, k3smigration.Step) error
+	// step is where it fails; stopped whether k3s had been stopped; cause what the error says.
+	step    k3smigration.Step
+	stopped bool
+	cause   string
+	// fix undoes the fault before the migration is run again.
+	fix func(t *testing.T, r *realK3s)
+	// alias names the source through a symbolic link to its parent (/var/lib/rancher-link/k3s),
+	// in both runs: the second resumes the first's copy only if it compares resolved paths.
+	alias bool
+}
+
+// atStep returns a Before hook that runs f just before step.
+func atStep(step k3smigration.Step, f func()) func(context.Context, k3smigration.Step) error {
+	return func(_ context.Context, s k3smigration.Step) error {
+		if s == step {
+			f()
+		}
+		return nil
+	}
+}
+
+var realFaults = []realFault{
+	{
+		name: "ssh connections cut during the first copy, the source named through a linked parent", fillMiB: 150, step: k3smigration.StepCopy, cause: "first copy", alias: true,
+		fault: func(t *testing.T, r *realK3s, _ string, _ context.CancelFunc) func(context.Context, k3smigration.Step) error {
+			return atStep(k3smigration.StepCopy, func() { r.onRsync(r.dropSSH) })
+		},
+	},
+	{
+		name: "ssh connections cut during the final copy", fillMiB: 150, stopped: true, step: k3smigration.StepFinalCopy, cause: "final copy",
+		fault: func(t *testing.T, r *realK3s, vol string, _ context.CancelFunc) func(context.Context, k3smigration.Step) error {
+			return atStep(k3smigration.StepFinalCopy, func() { r.rewrite(vol); r.onRsync(r.dropSSH) })
+		},
+	},
+	{
+		name: "target filesystem too small", freeMiB: -32, step: k3smigration.StepPreflight, cause: "not enough free space",
+		fix: func(t *testing.T, r *realK3s) { r.removeBalloon() },
+	},
+	{
+		// The data grows by 96 MiB while k3s is stopped: more than the target has left. The second
+		// run resumes into a target with room for the rest of the copy only, not for all the data.
+		name: "target filesystem fills up during the final copy, then a resume into the nearly full target", freeMiB: 32, stopped: true,
+		step: k3smigration.StepFinalCopy, cause: "No space left on device",
+		fault: func(t *testing.T, r *realK3s, vol string, _ context.CancelFunc) func(context.Context, k3smigration.Step) error {
+			return atStep(k3smigration.StepFinalCopy, func() { r.mustExec("dd", "if=/dev/urandom", "of="+vol+"/grown", "bs=1M", "count=96", "status=none") })
+		},
+		fix: func(t *testing.T, r *realK3s) {
+			out := r.mustExec("sh", "-c", `truncate -s -160M "$1/balloon"; df -B1 --output=avail "$1" | tail -n 1; du -s -x -B1 "$2" | cut -f1`, "sh", path.Dir(r.Target), realSource)
+			var free, data int64
+			if _, err := fmt.Sscan(out, &free, &data); err != nil || free >= data {
+				t.Fatalf("the target's disk should have less room than the data (free, data: %q): %v", out, err)
+			}
+		},
+	},
+	{
+		name: "verification mismatch", stopped: true, step: k3smigration.StepVerify, cause: "differs",
+		fault: func(t *testing.T, r *realK3s, vol string, _ context.CancelFunc) func(context.Context, k3smigration.Step) error {
+			copied := path.Join(r.Target, strings.TrimPrefix(vol, realSource))
+			return atStep(k3smigration.StepVerify, func() { r.mustExec("sh", "-c", `echo corrupted >>"$1/data"`, "sh", copied) })
+		},
+	},
+	{
+		// k3s.service fails to start while its configuration names the target (a drop-in's
+		// ExecStartPre: the data is left as it is), and the rollback starts it on the original.
+		name: "k3s fails to start on the target", stopped: true, step: k3smigration.StepStart, cause: "systemctl start k3s",
+		fault: func(t *testing.T, r *realK3s, _ string, _ context.CancelFunc) func(context.Context, k3smigration.Step) error {
+			r.mustExec("sh", "-c", `mkdir -p /run/systemd/system/k3s.service.d && printf '[Service]\nExecStartPre=/bin/sh -c "! grep -qF %s %s"\n' "$1" "$2" \
+				>/run/systemd/system/k3s.service.d/clusterstorage-test-fail.conf && systemctl daemon-reload`, "sh", r.Target, realConfig)
+			t.Cleanup(func() { r.allowStart() })
+			return nil
+		},
+		fix: func(t *testing.T, r *realK3s) { r.allowStart() },
+	},
+	{
+		name: "cancelled during the first copy", fillMiB: 150, step: k3smigration.StepCopy, cause: "context canceled",
+		fault: func(t *testing.T, r *realK3s, _ string, cancel context.CancelFunc) func(context.Context, k3smigration.Step) error {
+			return atStep(k3smigration.StepCopy, func() { r.onRsync(cancel) })
+		},
+	},
+	{
+		name: "cancelled during the final copy", fillMiB: 150, stopped: true, step: k3smigration.StepFinalCopy, cause: "context canceled",
+		fault: func(t *testing.T, r *realK3s, vol string, cancel context.CancelFunc) func(context.Context, k3smigration.Step) error {
+			return atStep(k3smigration.StepFinalCopy, func() { r.rewrite(vol); r.onRsync(cancel) })
+		},
+	},
+}
+
+// The fault matrix on the real node. The failed health check, the ninth case of the stand-in's
+// matrix, is TestClusterK3sMigration_realNodeRollbackAfterStart; SSH lost for good is
+// TestClusterK3sMigration_realNodeGuard.
+func TestClusterK3sMigration_realNodeFaults(t *testing.T) {
+	for _, tc := range realFaults {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRealK3s(t)
+			runsOn := r.startPod()
+			vol := r.files(tc.fillMiB)
+			if tc.freeMiB != 0 {
+				r.balloon(tc.freeMiB)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			spec := r.spec()
+			if tc.alias {
+				spec.Source = "/var/lib/rancher-link/k3s"
+				r.mustExec("ln", "-sfn", path.Dir(realSource), path.Dir(spec.Source))
+				t.Cleanup(func() { r.mustExec("rm", "-f", path.Dir(spec.Source)) })
+			}
+			hooks := k3smigration.KubeHooks(acctest.Kube(t), r.Name, false)
+			var fault func(context.Context, k3smigration.Step) error
+			if tc.fault != nil {
+				fault = tc.fault(t, r, vol, cancel)
+			}
+			// The original as the failure finds it: right after the stop (k3s quiet), or before the
+			// first copy when the failure comes earlier. Reading the stopped datastore with sqlite3
+			// checkpoints it and removes its -wal and -shm, as k3s closing it cleanly does.
+			var before string
+			var rows, newest int
+			hooks.Before = func(ctx context.Context, step k3smigration.Step) error {
+				if fault != nil {
+					if err := fault(ctx, step); err != nil {
+						return err
+					}
+				}
+				if step == k3smigration.StepPreflight || step == k3smigration.StepFinalCopy {
+					before = r.manifest(realSource)
+					rows, newest = r.datastore(realSource)
+				}
+
+				return nil
+			}
+			_, err := k3smigration.Migrate(ctx, r.Host(t), spec, hooks)
+			expectRolledBack(t, err, tc.step, tc.stopped, tc.cause)
+
+			if err := r.waitFor(realSource, 2*time.Minute); err != nil {
+				t.Fatal(err)
+			}
+			if got := r.manifest(realSource); got != before {
+				t.Errorf("the original changed:\n%s", lineDiff(before, got))
+			}
+			if got := r.rowsUpTo(realSource, newest); got != rows {
+				t.Errorf("the datastore holds %d of the %d rows up to id %d it had: writes were lost", got, rows, newest)
+			}
+			if cfg, err := r.Exec(t, "cat", realConfig); err != nil || strings.Contains(cfg, "data-dir:") {
+				t.Errorf("after the rollback, %s sets data-dir (or cannot be read: %v):\n%s", realConfig, err, cfg)
+			}
+			if err := runsOn(realSource); err != nil {
+				t.Error(err)
+			}
+
+			if tc.fix != nil {
+				tc.fix(t, r)
+			}
+			before = r.manifest(realSource)
+			if _, err := k3smigration.Migrate(context.Background(), r.Host(t), spec, k3smigration.KubeHooks(acctest.Kube(t), r.Name, false)); err != nil {
+				t.Fatalf("migrating again without the fault: %v", err)
+			}
+			if err := r.waitFor(r.Target, time.Minute); err != nil {
+				t.Fatal(err)
+			}
+			if got := r.manifest(r.Target); got != before {
+				t.Errorf("the target differs from the original:\n%s", lineDiff(before, got))
+			}
+			if err := r.checkHolds(r.Target, realSource); err != nil {
+				t.Error(err)
+			}
+			if err := runsOn(r.Target); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+func (r *realK3s) spec() k3smigration.Spec {
+	return k3smigration.Spec{Source: realSource, Target: r.Target, Method: k3smigration.MethodConfig, KeepBackup: true,
+		StopTimeout: 30 * time.Second, HealthTimeout: 30 * time.Second, RollbackTimeout: time.Minute}
+}
+
+// allowStart removes the drop-in that makes k3s fail to start on the target.
+func (r *realK3s) allowStart() {
+	r.mustExec("sh", "-c", "rm -f /run/systemd/system/k3s.service.d/clusterstorage-test-fail.conf && systemctl daemon-reload")
+}
+
+func (r *realK3s) mustExec(args ...string) string {
+	r.t.Helper()
+	out, err := r.Exec(r.t, args...)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return out
+}
+
+// files makes a directory of the test's below the source's server/static/charts (where k3s keeps
+// the chart archives it serves): a file data, and fillMiB of random files; removed when the test
+// ends. Not below storage/: local-path volumes there make the config method refuse.
+func (r *realK3s) files(fillMiB int) string {
+	vol := path.Join(realSource, "server/static/charts", acctest.RandomName("test"))
+	r.mustExec("sh", "-c", `mkdir -p "$1" && echo "the user's data" >"$1/data" && i=0 && while [ $i -lt "$2" ]; do
+		dd if=/dev/urandom of="$1/fill$i" bs=1M count=10 status=none; i=$((i + 10)); done`, "sh", vol, strconv.Itoa(fillMiB))
+	r.t.Cleanup(func() {
+		if out, err := r.Exec(r.t, "rm", "-rf", "--", vol); err != nil {
+			r.t.Errorf("removing %s: %v %s", vol, err, out)
+		}
+	})
+	return vol
+}
+
+// rewrite gives the test's fill files new content (k3s is stopped when the tests call it), so
+// the final copy has work to do.
+func (r *realK3s) rewrite(vol string) {
+	r.mustExec("sh", "-c", `for f in "$1"/fill*; do dd if=/dev/urandom of="$f" bs=1M count=10 conv=notrunc status=none; done`, "sh", vol)
+}
+
+// balloon fills the target's disk until only the source's data plus freeMiB is free.
+func (r *realK3s) balloon(freeMiB int) {
+	r.mustExec("sh", "-c", `avail=$(df -B1 --output=avail "$1" | tail -n 1); need=$(du -s -x -B1 "$2" | cut -f1)
+		fallocate -l $((avail - need - $3 * 1048576)) "$1/balloon"`, "sh", path.Dir(r.Target), realSource, strconv.Itoa(freeMiB))
+	r.t.Cleanup(r.removeBalloon)
+}
+
+func (r *realK3s) removeBalloon() {
+	if out, err := r.Exec(r.t, "rm", "-f", path.Dir(r.Target)+"/balloon"); err != nil {
+		r.t.Errorf("removing the balloon: %v %s", err, out)
+	}
+}
+
+// dropSSH cuts every SSH connection to the node: each session's process tree below the listening
+// sshd is killed (what the connection ran dies with it, as the stand-in's DropConnections does);
+// the listener stays, so the migration reconnects for its rollback.
+func (r *realK3s) dropSSH() {
+	if out, err := r.Exec(r.t, "sh", "-c", `tree() { for c in $(pgrep -P "$1"); do tree "$c"; done; kill -KILL "$1" 2>/dev/null; }
+		for s in $(pgrep -P "$(pgrep -o -x sshd)"); do tree "$s"; done; true`); err != nil {
+		r.t.Errorf("cutting SSH: %v %s", err, out)
+	}
+}
+
+// onRsync calls f as soon as an rsync into the target runs on the node.
+func (r *realK3s) onRsync(f func()) {
+	go func() {
+		for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if out, _ := r.Exec(r.t, "pgrep", "-f", "^rsync .* "+r.Target+"/"); strings.TrimSpace(out) != "" { //nolint:errcheck // no match exits 1
+				f()
+				return
+			}
+		}
+	}()
+}
+
+// manifest describes what the migration must keep of dir, read on the node: every entry of the
+// volumes (storage/, when there), the bundled binaries (data/) and server/ but the live datastore,
+// with type, mode, owner, size, the SHA-256 of regular files and link targets (dir itself written
+// <data dir>: the config method points the copy's absolute links at the copy). agent/ is left
+// out: containerd changes its content store, metadata and snapshots whenever it runs (the
+// containers' layers are checked by startPod's check instead).
+func (r *realK3s) manifest(dir string) string {
+	return r.mustExec("sh", "-c", `dir=$1 && cd "$dir" && set -- data server && if [ -d storage ]; then set -- storage "$@"; fi
+		{ find "$@" \( -path server/db -o -path server/kine.sock \) -prune -o ! -type l -printf '%y %m %U:%G %s %p\n'
+		  find "$@" -type l -printf 'l %U:%G %p -> %l\n' | sed "s| -> $dir/| -> <data dir>/|"; } | LC_ALL=C sort
+		find "$@" -path server/db -prune -o -type f -exec sha256sum {} + | LC_ALL=C sort -k 2`, "sh", dir)
+}
+
+// lineDiff lists the lines only a or only b has.
+func lineDiff(a, b string) string {
+	count := map[string]int{}
+	for _, l := range strings.Split(a, "\n") {
+		count[l]++
+	}
+	for _, l := range strings.Split(b, "\n") {
+		count[l]--
+	}
+	var out []string
+	for l, n := range count {
+		switch {
+		case n > 0:
+			out = append(out, "- "+l)
+		case n < 0:
+			out = append(out, "+ "+l)
+		}
+	}
+	if len(out) > 40 {
+		out = append(out[:40], fmt.Sprintf("... and %d more", len(out)-40))
+	}
+	return strings.Join(out, "\n")
+}
