@@ -117,10 +117,23 @@
 // containers run again from the copy, the restore is refused), a failed health check after k3s
 // wrote on the copy rolls back with the copy back (no row lost), and the node guard is tested on
 // real systemd: sshd stopped and every session killed after the stop, or after k3s started on the
-// copy, and the guard's transient timer puts k3s back (copying back what it wrote there). tools/kube/k3s-standin.sh lists what that node still lacks (k3s's API
-// server and controllers, embedded etcd, flannel).
+// copy, and the guard's transient timer puts k3s back (copying back what it wrote there).
+// realfaults_test.go runs the fault matrix there too: SSH cut during the first and the final
+// copy (every session's process tree killed, sshd left listening), a target too small, a target
+// that fills up during the final copy and then a resume into it with room for the rest only, a
+// verification mismatch, k3s.service failing to start on the target (a drop-in's
+// ExecStartPre), cancellation during either copy, a source named through a linked parent; each
+// checks that k3s runs on the original again, with the node Ready and the pod's containers on the
+// original's layers, that the original's files are unchanged and its datastore holds every row,
+// and that a migration without the fault then succeeds. tools/kube/k3s-standin.sh lists what that
+// node still lacks (k3s's API server and controllers, embedded etcd, flannel). Cases it cannot
+// host stay on the stand-in: the symlink and bind_mount methods and carry_mounts (node 3's data
+// dir is a mount point), the old form of k3s-killall.sh, a killall that fails.
 //
-// The fault matrix (TestMigrate_faults) checks for each fault that the original is unchanged
+// The tests that run no CLI against the cluster are named TestCluster* (make test runs them once,
+// not once per CLI).
+//
+// The stand-in's fault matrix (TestMigrate_faults) checks for each fault that the original is unchanged
 // (contents, modes, owners, links, hard-link groups, extended attributes; the datastore for
 // integrity and no lost rows), that the service runs on it again, that the error names the step,
 // and that a rerun succeeds. fixes_test.go has one test per data-loss case the issue found.
