@@ -8,6 +8,7 @@ package k3smigration_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path"
 	"strconv"
@@ -312,4 +313,36 @@ func lineDiff(a, b string) string {
 		out = append(out[:40], fmt.Sprintf("... and %d more", len(out)-40))
 	}
 	return strings.Join(out, "\n")
+}
+
+// A disk of the user's mounted below the data dir (at server/db/snapshots, where k3s keeps etcd
+// snapshots; here a directory of the node's data disk, bind-mounted): the migration refuses
+// before k3s is touched, naming the mount, and leaves it mounted with its contents.
+func TestClusterK3sMigration_realNodeMountBelow(t *testing.T) {
+	r := newRealK3s(t)
+	disk := path.Join(r.DataDisks[0], acctest.RandomName("snapshots"))
+	mp := realSource + "/server/db/snapshots"
+	r.mustExec("sh", "-c", `! test -e "$2" && mkdir -p "$1" "$2" && echo "an etcd snapshot" >"$1/snapshot-1" && mount --bind "$1" "$2"`, "sh", disk, mp)
+	t.Cleanup(func() {
+		if out, err := r.Exec(t, "sh", "-c", `umount "$2" && rmdir "$2" && rm -rf "$1"`, "sh", disk, mp); err != nil {
+			t.Errorf("removing the test's mount: %v %s", err, out)
+		}
+	})
+	mainPID := func() string { return r.mustExec("systemctl", "show", "-p", "MainPID", "--value", "k3s") }
+	pid := mainPID()
+	_, err := k3smigration.Migrate(context.Background(), r.Host(t), r.spec(), k3smigration.KubeHooks(acctest.Kube(t), r.Name, false))
+	var se *k3smigration.StepError
+	if !errors.As(err, &se) || se.Step != k3smigration.StepPreflight || se.Stopped {
+		t.Fatalf("want a refusal at the preflight, got %v", err)
+	}
+	t.Logf("error as the user sees it:\n%v", err)
+	if !strings.Contains(err.Error(), "filesystems are mounted below "+realSource+": "+mp) {
+		t.Errorf("the error does not name the mount %s", mp)
+	}
+	if out, err := r.Exec(t, "sh", "-c", `mountpoint -q "$1" && cat "$1/snapshot-1"`, "sh", mp); err != nil || out != "an etcd snapshot\n" {
+		t.Errorf("the mount or its contents changed: %v %q", err, out)
+	}
+	if got := mainPID(); got != pid {
+		t.Errorf("k3s was restarted (main PID %s, %s before)", strings.TrimSpace(got), strings.TrimSpace(pid))
+	}
 }
