@@ -55,6 +55,7 @@ func failBeforeStop(_ context.Context, step k3smigration.Step) error {
 // A user's disk mounted below the data dir (local-path volumes at storage/) is refused by name,
 // left mounted, and its data left as it was.
 func TestMigrate_mountBelowSourceRefused(t *testing.T) {
+	t.Parallel() // each stand-in is a node of its own (its directory, sshd, mounts and processes)
 	s := newStandin(t, standinOptions{})
 	storage := filepath.Join(s.Source, "storage")
 	s.mountDisk(storage, 4)
@@ -73,6 +74,7 @@ func TestMigrate_mountBelowSourceRefused(t *testing.T) {
 // With carry_mounts the disk moves along as a mount: bind-mounted at the same place below the
 // target, its data not copied, the original mount left alone; bind_mount cannot carry.
 func TestMigrate_carryMounts(t *testing.T) {
+	t.Parallel() // each stand-in is a node of its own (its directory, sshd, mounts and processes)
 	s := newStandin(t, standinOptions{})
 	storage := filepath.Join(s.Source, "storage")
 	s.mountDisk(storage, 4)
@@ -115,6 +117,7 @@ func TestMigrate_carryMounts(t *testing.T) {
 
 // Memory-backed targets are refused: a reboot would lose the cluster.
 func TestMigrate_volatileTargetRefused(t *testing.T) {
+	t.Parallel() // each stand-in is a node of its own (its directory, sshd, mounts and processes)
 	s := newStandin(t, standinOptions{})
 	ram := filepath.Join(s.Root, "mnt/ram")
 	mustMkdir(t, ram)
@@ -127,6 +130,7 @@ func TestMigrate_volatileTargetRefused(t *testing.T) {
 // target holds what k3s wrote there after the switch: a new migration must not write the stale
 // original over it.
 func TestMigrate_finishedTargetNeverOverwritten(t *testing.T) {
+	t.Parallel() // each stand-in is a node of its own (its directory, sshd, mounts and processes)
 	s := newStandin(t, standinOptions{})
 	target := filepath.Join(s.Root, "mnt/nvme/k3s")
 	res, err := k3smigration.Migrate(context.Background(), s.Host, s.spec(target), k3smigration.Hooks{})
@@ -149,6 +153,7 @@ func TestMigrate_finishedTargetNeverOverwritten(t *testing.T) {
 // it is, so after lost state a new migration finds it again; it must not copy it over the
 // target k3s now runs on.
 func TestMigrate_configMountPointSourceNotCopiedAgain(t *testing.T) {
+	t.Parallel() // each stand-in is a node of its own (its directory, sshd, mounts and processes)
 	s := newStandin(t, standinOptions{SourceDiskMiB: 32})
 	must(t, os.RemoveAll(filepath.Join(s.Source, "storage"))) // config cannot move local-path volumes (see TestMigrate_configRefusals)
 	target := filepath.Join(s.Root, "mnt/nvme/k3s")
@@ -182,6 +187,7 @@ func TestMigrate_configMountPointSourceNotCopiedAgain(t *testing.T) {
 // A target that a process holds (a k3s running on an unfinished copy, here a shell with its
 // working directory there) is refused.
 func TestMigrate_targetInUseRefused(t *testing.T) {
+	t.Parallel() // each stand-in is a node of its own (its directory, sshd, mounts and processes)
 	s := newStandin(t, standinOptions{})
 	target := filepath.Join(s.Root, "mnt/nvme/k3s")
 	_, err := k3smigration.Migrate(context.Background(), s.Host, s.spec(target), k3smigration.Hooks{Before: failBeforeStop})
@@ -197,6 +203,7 @@ func TestMigrate_targetInUseRefused(t *testing.T) {
 // Resuming into a nearly full target counts the unfinished copy already there; a source reached
 // through a linked parent directory resumes too (the marker holds the real path).
 func TestMigrate_resume(t *testing.T) {
+	t.Parallel() // each stand-in is a node of its own (its directory, sshd, mounts and processes)
 	t.Run("nearly full target", func(t *testing.T) {
 		s := newStandin(t, standinOptions{FillMB: 2})
 		target := filepath.Join(s.Root, "mnt/nvme/k3s")
@@ -232,6 +239,7 @@ func TestMigrate_resume(t *testing.T) {
 // and removes every mount whose path starts with the default data dir, makes a target such as
 // <data dir>-nvme refused before it could destroy it.
 func TestMigrate_killall(t *testing.T) {
+	t.Parallel() // each stand-in is a node of its own (its directory, sshd, mounts and processes)
 	t.Run("fails", func(t *testing.T) {
 		s := newStandin(t, standinOptions{Killall: "fail"})
 		before := snapshot(t, s.Source)
@@ -260,6 +268,7 @@ func TestMigrate_killall(t *testing.T) {
 // another directory than source is refused, and so is switch_method = "config" when a drop-in
 // would win over config_file, or when local-path volumes would be left pointing at the old path.
 func TestMigrate_configRefusals(t *testing.T) {
+	t.Parallel() // each stand-in is a node of its own (its directory, sshd, mounts and processes)
 	s := newStandin(t, standinOptions{})
 	target := filepath.Join(s.Root, "mnt/nvme/k3s")
 	dropin := s.Config + ".d/50-disk.yaml"
@@ -287,6 +296,7 @@ func TestMigrate_configRefusals(t *testing.T) {
 // Every node-side script refuses an argument holding a control character (a newline would forge
 // the key=value lines they print), before doing anything.
 func TestScripts_refuseControlCharacters(t *testing.T) {
+	t.Parallel() // each stand-in is a node of its own (its directory, sshd, mounts and processes)
 	s := newStandin(t, standinOptions{})
 	for _, name := range k3smigration.ScriptNames() {
 		// Every argument names a place below the stand-in's root, so that even a script that took
@@ -354,6 +364,7 @@ func (c sshLossCase) checkRollbackUnreachable(t *testing.T, res k3smigration.Res
 // timer is the systemd-run stand-in's (a real systemd does not run here); the guard script is
 // the real one.
 func TestMigrate_nodeGuard(t *testing.T) {
+	t.Parallel() // each stand-in is a node of its own (its directory, sshd, mounts and processes)
 	for _, tc := range sshLossCases {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newStandin(t, standinOptions{Systemd: true})

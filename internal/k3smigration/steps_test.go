@@ -70,6 +70,7 @@ func checkIntact(t *testing.T, s *standin, before map[string]fileState, rowsBefo
 }
 
 func TestMigrate_symlink(t *testing.T) {
+	t.Parallel() // each stand-in is a node of its own (its directory, sshd, mounts and processes)
 	s := newStandin(t, standinOptions{})
 	ctx := context.Background()
 	target := filepath.Join(s.Root, "mnt/nvme/k3s")
@@ -199,6 +200,7 @@ func rerun(t *testing.T, s *standin, target string) {
 }
 
 func TestMigrate_faults(t *testing.T) {
+	t.Parallel() // each stand-in is a node of its own (its directory, sshd, mounts and processes)
 	cases := []struct {
 		name string
 		fill int
@@ -377,6 +379,7 @@ func TestMigrate_faults(t *testing.T) {
 }
 
 func TestMigrate_methods(t *testing.T) {
+	t.Parallel() // each stand-in is a node of its own (its directory, sshd, mounts and processes)
 	cases := []struct {
 		name   string
 		opts   standinOptions
@@ -491,6 +494,7 @@ func TestMigrate_methods(t *testing.T) {
 }
 
 func TestMigrate_measureWrite(t *testing.T) {
+	t.Parallel() // each stand-in is a node of its own (its directory, sshd, mounts and processes)
 	if _, err := exec.LookPath("fio"); err != nil {
 		t.Skip("fio not installed (scripts/deps.sh installs it)")
 	}
