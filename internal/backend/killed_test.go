@@ -23,6 +23,11 @@ import (
 // installs. It runs the CLI the way a user does: the
 // provider binary built from this repository, found through dev_overrides.
 func TestAccStorageBackend_killedApply(t *testing.T) {
+	// Parallel, after the serial tests, with the Longhorn tests that mostly wait (they take the
+	// Longhorn lock in turn): it waits out the killed install's timeout. Not with another OpenEBS
+	// test: a destroy's guard counts the claims of every class its release renders, and Mayastor's
+	// classes have fixed names, as in the real chart.
+	t.Parallel()
 	f := newFixture(t)
 	cli, rc := acctest.DevCLI(t)
 	work := t.TempDir()

@@ -125,6 +125,7 @@ func TestAccStorageBackend_longhorn(t *testing.T) {
 // TestAccStorageBackend_longhornVersions installs and destroys each of the newer Longhorn
 // versions (1.10 and later quote every setting in longhorn-default-setting).
 func TestAccStorageBackend_longhornVersions(t *testing.T) {
+	t.Parallel() // as foreignPendingRelease: each version holds the Longhorn lock in turn
 	for version, quoted := range map[string]string{"1.9.2": "default-replica-count: 1", "1.10.2": `default-replica-count: "1"`, "1.12.1": `default-replica-count: "1"`} {
 		t.Run(version, func(t *testing.T) {
 			f := newFixture(t, acctest.LockLonghorn)

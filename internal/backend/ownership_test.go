@@ -41,6 +41,7 @@ func helmCLI(t *testing.T) string {
 // still running (pending-install, longer than the backend's create timeout); the apply refuses,
 // says how to import the release, and changes nothing: the release and the helm process go on.
 func TestAccStorageBackend_foreignPendingRelease(t *testing.T) {
+	t.Parallel() // after the serial tests, with the others that mostly wait; holds the Longhorn lock
 	g := newGuard(t)
 	home := t.TempDir()
 	// Nothing provisions the internal claim's class, so helm waits (up to its 10 minutes).
@@ -121,6 +122,7 @@ func TestAccStorageBackend_foreignPendingRelease(t *testing.T) {
 // pending revision). Destroy refuses and changes nothing until the person is done (here: the
 // upgrade is killed and rolled back with helm), then uninstalls.
 func TestAccStorageBackend_foreignPendingUpgrade(t *testing.T) {
+	t.Parallel() // as foreignPendingRelease
 	g := newGuard(t)
 	home := t.TempDir()
 	helmCmd := func(args ...string) *exec.Cmd {
