@@ -122,13 +122,16 @@
 // copy (every session's process tree killed, sshd left listening), a target too small, a target
 // that fills up during the final copy and then a resume into it with room for the rest only, a
 // verification mismatch, k3s.service failing to start on the target (a drop-in's
-// ExecStartPre), cancellation during either copy, a source named through a linked parent; each
+// ExecStartPre), k3s-killall.sh failing, cancellation during either copy, a source named through a
+// linked parent; each
 // checks that k3s runs on the original again, with the node Ready and the pod's containers on the
 // original's layers, that the original's files are unchanged and its datastore holds every row,
 // and that a migration without the fault then succeeds. tools/kube/k3s-standin.sh lists what that
-// node still lacks (k3s's API server and controllers, embedded etcd, flannel). Cases it cannot
-// host stay on the stand-in: the symlink and bind_mount methods and carry_mounts (node 3's data
-// dir is a mount point), the old form of k3s-killall.sh, a killall that fails.
+// node still lacks (k3s's API server and controllers, embedded etcd, flannel). There too: a disk
+// mounted below the data dir, and the old form of k3s-killall.sh (tools/kube/k3s-killall-old.sh)
+// with a target on a disk it would destroy, both refused at the preflight. Cases it cannot host
+// stay on the stand-in only: the symlink and bind_mount methods and carry_mounts (node 3's data
+// dir is a mount point).
 //
 // The tests that run no CLI against the cluster are named TestCluster* (make test runs them once,
 // not once per CLI).

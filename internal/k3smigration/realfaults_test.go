@@ -105,6 +105,15 @@ var realFaults = []realFault{
 		fix: func(t *testing.T, r *realK3s) { r.allowStart() },
 	},
 	{
+		// k3s-killall.sh stops k3s and its containers, then fails: the stop fails and is rolled back.
+		name: "k3s-killall.sh fails", stopped: true, step: k3smigration.StepStop, cause: "k3s-killall.sh failed (exit status 1)",
+		fault: func(t *testing.T, r *realK3s, _ string, _ context.CancelFunc) func(context.Context, k3smigration.Step) error {
+			r.replaceKillall("#!/bin/sh\nK3S_DATA_DIR=$K3S_DATA_DIR " + killallSaved + " \"$@\"\nexit 1\n")
+			return nil
+		},
+		fix: func(t *testing.T, r *realK3s) { r.restoreKillall() },
+	},
+	{
 		name: "cancelled during the first copy", fillMiB: 150, step: k3smigration.StepCopy, cause: "context canceled",
 		fault: func(t *testing.T, r *realK3s, _ string, cancel context.CancelFunc) func(context.Context, k3smigration.Step) error {
 			return atStep(k3smigration.StepCopy, func() { r.onRsync(cancel) })
@@ -206,6 +215,20 @@ func TestClusterK3sMigration_realNodeFaults(t *testing.T) {
 func (r *realK3s) spec() k3smigration.Spec {
 	return k3smigration.Spec{Source: realSource, Target: r.Target, Method: k3smigration.MethodConfig, KeepBackup: true,
 		StopTimeout: 30 * time.Second, HealthTimeout: 30 * time.Second, RollbackTimeout: time.Minute}
+}
+
+// killallSaved is where replaceKillall keeps the node's own k3s-killall.sh.
+const killallSaved = "/run/clusterstorage-test-k3s-killall.sh"
+
+// replaceKillall puts script in place of the node's k3s-killall.sh until restoreKillall (or the
+// end of the test) puts the original back.
+func (r *realK3s) replaceKillall(script string) {
+	r.mustExec("sh", "-c", `test -e "$2" || cp -p /usr/local/bin/k3s-killall.sh "$2"; printf '%s' "$1" >/usr/local/bin/k3s-killall.sh`, "sh", script, killallSaved)
+	r.t.Cleanup(r.restoreKillall)
+}
+
+func (r *realK3s) restoreKillall() {
+	r.mustExec("sh", "-c", `if test -e "$1"; then mv -f "$1" /usr/local/bin/k3s-killall.sh; fi`, "sh", killallSaved)
 }
 
 // allowStart removes the drop-in that makes k3s fail to start on the target.
@@ -315,34 +338,75 @@ func lineDiff(a, b string) string {
 	return strings.Join(out, "\n")
 }
 
-// A disk of the user's mounted below the data dir (at server/db/snapshots, where k3s keeps etcd
-// snapshots; here a directory of the node's data disk, bind-mounted): the migration refuses
-// before k3s is touched, naming the mount, and leaves it mounted with its contents.
-func TestClusterK3sMigration_realNodeMountBelow(t *testing.T) {
-	r := newRealK3s(t)
-	disk := path.Join(r.DataDisks[0], acctest.RandomName("snapshots"))
-	mp := realSource + "/server/db/snapshots"
-	r.mustExec("sh", "-c", `! test -e "$2" && mkdir -p "$1" "$2" && echo "an etcd snapshot" >"$1/snapshot-1" && mount --bind "$1" "$2"`, "sh", disk, mp)
+// userDisk is a disk of the user's on the real node: a directory of the node's data disk
+// bind-mounted at Mount (which did not exist), holding one file.
+type userDisk struct {
+	r                    *realK3s
+	Mount, File, Content string
+}
+
+// mountUserDisk mounts a user's disk at mp with a file name holding content; it is unmounted and
+// removed when the test ends.
+func (r *realK3s) mountUserDisk(mp, name, content string) userDisk {
+	t := r.t
+	dir := path.Join(r.DataDisks[0], acctest.RandomName("userdisk"))
+	r.mustExec("sh", "-c", `! test -e "$2" && mkdir -p "$1" "$2" && printf '%s' "$4" >"$1/$3" && mount --bind "$1" "$2"`, "sh", dir, mp, name, content)
 	t.Cleanup(func() {
-		if out, err := r.Exec(t, "sh", "-c", `umount "$2" && rmdir "$2" && rm -rf "$1"`, "sh", disk, mp); err != nil {
+		if out, err := r.Exec(t, "sh", "-c", `umount "$2" && rmdir "$2" && rm -rf "$1"`, "sh", dir, mp); err != nil {
 			t.Errorf("removing the test's mount: %v %s", err, out)
 		}
 	})
-	mainPID := func() string { return r.mustExec("systemctl", "show", "-p", "MainPID", "--value", "k3s") }
+	return userDisk{r: r, Mount: mp, File: name, Content: content}
+}
+
+// expectRefusedUntouched migrates with spec and checks that the preflight refused, with an error
+// that says every one of want, before k3s was touched (not restarted), and that the user's disk
+// is still mounted with its file.
+func (d userDisk) expectRefusedUntouched(spec k3smigration.Spec, want ...string) {
+	r, t := d.r, d.r.t
+	t.Helper()
+	mainPID := func() string {
+		return strings.TrimSpace(r.mustExec("systemctl", "show", "-p", "MainPID", "--value", "k3s"))
+	}
 	pid := mainPID()
-	_, err := k3smigration.Migrate(context.Background(), r.Host(t), r.spec(), k3smigration.KubeHooks(acctest.Kube(t), r.Name, false))
+	_, err := k3smigration.Migrate(context.Background(), r.Host(t), spec, k3smigration.KubeHooks(acctest.Kube(t), r.Name, false))
 	var se *k3smigration.StepError
 	if !errors.As(err, &se) || se.Step != k3smigration.StepPreflight || se.Stopped {
 		t.Fatalf("want a refusal at the preflight, got %v", err)
 	}
 	t.Logf("error as the user sees it:\n%v", err)
-	if !strings.Contains(err.Error(), "filesystems are mounted below "+realSource+": "+mp) {
-		t.Errorf("the error does not name the mount %s", mp)
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("the error does not say %q", w)
+		}
 	}
-	if out, err := r.Exec(t, "sh", "-c", `mountpoint -q "$1" && cat "$1/snapshot-1"`, "sh", mp); err != nil || out != "an etcd snapshot\n" {
-		t.Errorf("the mount or its contents changed: %v %q", err, out)
+	if out, err := r.Exec(t, "sh", "-c", `mountpoint -q "$1" && cat "$1/$2"`, "sh", d.Mount, d.File); err != nil || out != d.Content {
+		t.Errorf("the user's disk at %s or its contents changed: %v %q", d.Mount, err, out)
 	}
 	if got := mainPID(); got != pid {
-		t.Errorf("k3s was restarted (main PID %s, %s before)", strings.TrimSpace(got), strings.TrimSpace(pid))
+		t.Errorf("k3s was restarted (main PID %s, %s before)", got, pid)
 	}
+}
+
+// A disk of the user's mounted below the data dir (at server/db/snapshots, where k3s keeps etcd
+// snapshots): the migration refuses before k3s is touched, naming the mount, and leaves it
+// mounted with its contents.
+func TestClusterK3sMigration_realNodeMountBelow(t *testing.T) {
+	r := newRealK3s(t)
+	mp := realSource + "/server/db/snapshots"
+	d := r.mountUserDisk(mp, "snapshot-1", "an etcd snapshot")
+	d.expectRefusedUntouched(r.spec(), "filesystems are mounted below "+realSource+": "+mp)
+}
+
+// The node's k3s-killall.sh in its form from before mid-2024 (tools/kube/k3s-killall-old.sh),
+// which force-unmounts and removes every mount whose path starts with /var/lib/rancher/k3s: a
+// target on the user's disk at /var/lib/rancher/k3s-nvme is refused before k3s is stopped (which
+// runs killall), and the disk stays mounted with its contents.
+func TestClusterK3sMigration_realNodeOldKillall(t *testing.T) {
+	r := newRealK3s(t)
+	r.replaceKillall(r.mustExec("cat", "/etc/rancher/k3s/standin/k3s-killall-old.sh"))
+	d := r.mountUserDisk(realSource+"-nvme", "keep", "on the nvme disk")
+	spec := r.spec()
+	spec.Target = d.Mount + "/k3s"
+	d.expectRefusedUntouched(spec, "k3s-killall.sh", "before mid-2024", "rm -rf", `"/var/lib/rancher/k3s"`)
 }

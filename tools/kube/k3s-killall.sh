@@ -8,8 +8,10 @@
 #   - unmounts, deepest first, and removes every mount point below /run/k3s, /var/lib/kubelet/pods,
 #     /var/lib/kubelet/plugins and /run/netns/cni- (the containers' rootfs and volume mounts);
 #   - leaves the data dir's own mounts alone (the form before mid-2024 also unmounted and removed
-#     everything whose path starts with /var/lib/rancher/k3s, ignoring K3S_DATA_DIR: the stand-in
-#     node of internal/k3smigration has that form).
+#     everything whose path starts with /var/lib/rancher/k3s, ignoring K3S_DATA_DIR: that form is
+#     k3s-killall-old.sh, which tests put in this one's place).
+# Its unmounting function has the real script's name and takes its prefixes as quoted literals,
+# as the real one does: the provider's preflight reads those lines to learn what killall removes.
 # Not here: the CNI namespaces, interfaces and iptables rules it also removes (the test cluster
 # has no pod network).
 K3S_DATA_DIR=${K3S_DATA_DIR:-/var/lib/rancher/k3s}
@@ -32,15 +34,15 @@ if [ -n "$shims" ]; then
 	kill -9 $(descendants $shims) 2>/dev/null
 fi
 
-# unmount_below PREFIX: unmounts every mount whose path starts with PREFIX, deepest first, and
-# removes its mount point.
-unmount_below() {
+# do_unmount_and_remove PREFIX: unmounts by force every mount whose path starts with PREFIX,
+# deepest first, and removes its mount point with everything below it.
+do_unmount_and_remove() {
 	awk -v p="$1" 'index($2, p) == 1 {print $2}' /proc/self/mounts | sort -r | while read -r m; do
 		umount -f "$m" && rm -rf "$m"
 	done
 }
-unmount_below /run/k3s
-unmount_below /var/lib/kubelet/pods
-unmount_below /var/lib/kubelet/plugins
-unmount_below /run/netns/cni-
+do_unmount_and_remove '/run/k3s'
+do_unmount_and_remove '/var/lib/kubelet/pods'
+do_unmount_and_remove '/var/lib/kubelet/plugins'
+do_unmount_and_remove '/run/netns/cni-'
 exit 0

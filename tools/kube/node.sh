@@ -89,11 +89,13 @@ nspawn_pid() {
 	echo "$pid"
 }
 
-# leader: the machine's PID 1 (systemd), the only child of nspawn.
+# leader: the machine's PID 1 (systemd): nspawn's child that is not a zombie. nspawn's helper
+# processes can linger as zombies beside it (one with a lower pid than systemd's held a CI run's
+# boot wait for 300 s: a zombie has no namespaces to enter).
 leader() {
 	local pid
 	pid=$(nspawn_pid) || return 1
-	pgrep -P "$pid" | head -n1
+	ps -o pid=,stat= --ppid "$pid" | awk '$2 !~ /^Z/ {print $1; found = 1; exit} END {exit !found}'
 }
 
 in_machine() {
