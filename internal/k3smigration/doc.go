@@ -123,10 +123,9 @@
 // that fills up during the final copy and then a resume into it with room for the rest only, a
 // verification mismatch, k3s.service failing to start on the target (a drop-in's
 // ExecStartPre), k3s-killall.sh failing, cancellation during either copy, a source named through a
-// linked parent; each
-// checks that k3s runs on the original again, with the node Ready and the pod's containers on the
-// original's layers, that the original's files are unchanged and its datastore holds every row,
-// and that a migration without the fault then succeeds. tools/kube/k3s-standin.sh lists what that
+// linked parent; each checks that k3s runs on the original again, with the node Ready and the
+// pod's containers on the original's layers, that the original's files are unchanged and its
+// datastore holds every row, and that a migration without the fault then succeeds. tools/kube/k3s-standin.sh lists what that
 // node still lacks (k3s's API server and controllers, embedded etcd, flannel). There too: a disk
 // mounted below the data dir, and the old form of k3s-killall.sh (tools/kube/k3s-killall-old.sh)
 // with a target on a disk it would destroy, both refused at the preflight. Cases it cannot host

@@ -183,7 +183,7 @@ func checkTargetMount(mountinfo []byte, existing, target string) error {
 			return fmt.Errorf("%s is on a filesystem mounted noexec (%s): k3s runs its bundled binaries from <data-dir>/data, so it could not start there. "+
 				"Remount it without noexec (and fix its fstab entry) first", target, mp)
 		case "ro":
-			return fmt.Errorf("%s is on a filesystem mounted read-only (%s)", target, mp)
+			return fmt.Errorf("%s is on a filesystem mounted read-only (%s): nothing could be copied there. Remount it read-write, or choose a target on another disk", target, mp)
 		}
 	}
 	return nil

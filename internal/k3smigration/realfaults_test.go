@@ -289,10 +289,13 @@ func (r *realK3s) dropSSH() {
 	}
 }
 
-// onRsync calls f as soon as an rsync into the target runs on the node.
+// onRsync calls f as soon as an rsync into the target runs on the node; it gives up when the test
+// ends (so it never uses the test's T afterwards) or after two minutes.
 func (r *realK3s) onRsync(f func()) {
+	ctx, cancel := context.WithTimeout(r.t.Context(), 2*time.Minute)
 	go func() {
-		for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		defer cancel()
+		for ; ctx.Err() == nil; time.Sleep(20 * time.Millisecond) {
 			if out, _ := r.Exec(r.t, "pgrep", "-f", "^rsync .* "+r.Target+"/"); strings.TrimSpace(out) != "" { //nolint:errcheck // no match exits 1
 				f()
 				return
