@@ -112,25 +112,28 @@
 // node 3 one): a machine with a real systemd as PID 1, k3s.service as install.sh writes it, real
 // containerd with shims and rootfs mounts under /run/k3s, the cluster's kubelet as that node, a
 // real kine with sqlite at server/db/state.db kept busy by a client, our k3s-killall.sh, and the
-// data dir a mount point of its own (the machine's system disk bound there). There the resource
-// migrates with config through the CLI (symlink is refused, the datastore holds every row, the
-// containers run again from the copy, the restore is refused), a failed health check after k3s
-// wrote on the copy rolls back with the copy back (no row lost), and the node guard is tested on
-// real systemd: sshd stopped and every session killed after the stop, or after k3s started on the
-// copy, and the guard's transient timer puts k3s back (copying back what it wrote there).
-// realfaults_test.go runs the fault matrix there too: SSH cut during the first and the final
-// copy (every session's process tree killed, sshd left listening), a target too small, a target
-// that fills up during the final copy and then a resume into it with room for the rest only, a
-// verification mismatch, k3s.service failing to start on the target (a drop-in's
-// ExecStartPre), k3s-killall.sh failing, cancellation during either copy, a source named through a
-// linked parent; each checks that k3s runs on the original again, with the node Ready and the
-// pod's containers on the original's layers, that the original's files are unchanged and its
-// datastore holds every row, and that a migration without the fault then succeeds. tools/kube/k3s-standin.sh lists what that
+// data dir a plain directory of the machine's system disk (as on most k3s nodes). There the
+// resource migrates through the CLI with the default method, symlink (the datastore holds every
+// row, the containers run again from the copy), and destroy with restore_on_destroy moves the data
+// back; bind_mount migrates and restores; a data dir that is a mount point of its own (bound on
+// itself by the test) refuses symlink before k3s is touched, migrates with config and refuses the
+// restore. A failed health check after k3s wrote on the copy rolls back with the copy back (no row
+// lost), and the node guard is tested on real systemd: sshd stopped and every session killed after
+// the stop, or after k3s started on the copy, and the guard's transient timer puts k3s back
+// (copying back what it wrote there); both with symlink and with config.
+// realfaults_test.go runs the fault matrix there too, with symlink: SSH cut during the first and
+// the final copy (every session's process tree killed, sshd left listening), a target too small, a
+// target that fills up during the final copy and then a resume into it with room for the rest
+// only, a verification mismatch, k3s.service failing to start on the target (a drop-in's
+// ExecStartPre; with config too), k3s-killall.sh failing, cancellation during either copy, a source
+// named through a linked parent; each checks that k3s runs on the original again (a plain
+// directory, no data-dir configured), with the node Ready and the pod's containers on the
+// original's layers, that the original's files are unchanged and its datastore holds every row,
+// and that a migration without the fault then succeeds. tools/kube/k3s-standin.sh lists what that
 // node still lacks (k3s's API server and controllers, embedded etcd, flannel). There too: a disk
 // mounted below the data dir, and the old form of k3s-killall.sh (tools/kube/k3s-killall-old.sh)
-// with a target on a disk it would destroy, both refused at the preflight. Cases it cannot host
-// stay on the stand-in only: the symlink and bind_mount methods and carry_mounts (node 3's data
-// dir is a mount point).
+// with a target on a disk it would destroy, both refused at the preflight. carry_mounts runs on
+// the stand-in only.
 //
 // The tests that run no CLI against the cluster are named TestCluster* (make test runs them once,
 // not once per CLI).

@@ -2,9 +2,10 @@ package k3smigration_test
 
 // The fault matrix on the cluster's k3s-shaped node (realnode_test.go): each case makes a
 // migration fail at one step on the real systemd, containerd, kubelet and kine, checks that it
-// rolled back to the original with nothing lost, and migrates again without the fault. The
-// stand-in's matrix (TestMigrate_faults) keeps the same cases for the symlink method, which this
-// node cannot take (its data dir is a mount point).
+// rolled back to the original with nothing lost, and migrates again without the fault. The cases
+// use the default method, symlink; the one that fails after the switch runs with config too (the
+// steps before the switch do not depend on the method). The stand-in's matrix (TestMigrate_faults)
+// keeps the same cases.
 
 import (
 	"context"
@@ -37,9 +38,21 @@ type realFault struct {
 	cause   string
 	// fix undoes the fault before the migration is run again.
 	fix func(t *testing.T, r *realK3s)
+	// method is the switch method (default symlink).
+	method k3smigration.Method
 	// alias names the source through a symbolic link to its parent (/var/lib/rancher-link/k3s),
 	// in both runs: the second resumes the first's copy only if it compares resolved paths.
 	alias bool
+}
+
+// failStartOnTarget makes k3s.service fail to start while the source is a link (symlink) or its
+// configuration names the target (config): a drop-in's ExecStartPre, which leaves the data as it
+// is, removed when the test ends.
+func failStartOnTarget(t *testing.T, r *realK3s, _ string, _ context.CancelFunc) func(context.Context, k3smigration.Step) error {
+	r.mustExec("sh", "-c", `mkdir -p /run/systemd/system/k3s.service.d && printf '[Service]\nExecStartPre=/bin/sh -c "! test -L %s && ! grep -qF %s %s"\n' "$1" "$2" "$3" \
+		>/run/systemd/system/k3s.service.d/clusterstorage-test-fail.conf && systemctl daemon-reload`, "sh", realSource, r.Target, realConfig)
+	t.Cleanup(func() { r.allowStart() })
+	return nil
 }
 
 // atStep returns a Before hook that runs f just before step.
@@ -93,16 +106,14 @@ var realFaults = []realFault{
 		},
 	},
 	{
-		// k3s.service fails to start while its configuration names the target (a drop-in's
-		// ExecStartPre: the data is left as it is), and the rollback starts it on the original.
+		// k3s.service fails to start once it would run on the target (failStartOnTarget), and the
+		// rollback starts it on the original.
 		name: "k3s fails to start on the target", stopped: true, step: k3smigration.StepStart, cause: "systemctl start k3s",
-		fault: func(t *testing.T, r *realK3s, _ string, _ context.CancelFunc) func(context.Context, k3smigration.Step) error {
-			r.mustExec("sh", "-c", `mkdir -p /run/systemd/system/k3s.service.d && printf '[Service]\nExecStartPre=/bin/sh -c "! grep -qF %s %s"\n' "$1" "$2" \
-				>/run/systemd/system/k3s.service.d/clusterstorage-test-fail.conf && systemctl daemon-reload`, "sh", r.Target, realConfig)
-			t.Cleanup(func() { r.allowStart() })
-			return nil
-		},
-		fix: func(t *testing.T, r *realK3s) { r.allowStart() },
+		fault: failStartOnTarget, fix: func(t *testing.T, r *realK3s) { r.allowStart() },
+	},
+	{
+		name: "k3s fails to start on the target, with config", method: k3smigration.MethodConfig, stopped: true, step: k3smigration.StepStart, cause: "systemctl start k3s",
+		fault: failStartOnTarget, fix: func(t *testing.T, r *realK3s) { r.allowStart() },
 	},
 	{
 		// k3s-killall.sh stops k3s and its containers, then fails: the stop fails and is rolled back.
@@ -141,7 +152,7 @@ func TestClusterK3sMigration_realNodeFaults(t *testing.T) {
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			spec := r.spec()
+			spec := r.spec(tc.method)
 			if tc.alias {
 				spec.Source = "/var/lib/rancher-link/k3s"
 				r.mustExec("ln", "-sfn", path.Dir(realSource), path.Dir(spec.Source))
@@ -164,7 +175,7 @@ func TestClusterK3sMigration_realNodeFaults(t *testing.T) {
 					}
 				}
 				if step == k3smigration.StepPreflight || step == k3smigration.StepFinalCopy {
-					before = r.manifest(realSource)
+					before = r.manifest(realSource, realSource)
 					rows, newest = r.datastore(realSource)
 				}
 
@@ -176,15 +187,13 @@ func TestClusterK3sMigration_realNodeFaults(t *testing.T) {
 			if err := r.waitFor(realSource, 2*time.Minute); err != nil {
 				t.Fatal(err)
 			}
-			if got := r.manifest(realSource); got != before {
+			if got := r.manifest(realSource, realSource); got != before {
 				t.Errorf("the original changed:\n%s", lineDiff(before, got))
 			}
 			if got := r.rowsUpTo(realSource, newest); got != rows {
 				t.Errorf("the datastore holds %d of the %d rows up to id %d it had: writes were lost", got, rows, newest)
 			}
-			if cfg, err := r.Exec(t, "cat", realConfig); err != nil || strings.Contains(cfg, "data-dir:") {
-				t.Errorf("after the rollback, %s sets data-dir (or cannot be read: %v):\n%s", realConfig, err, cfg)
-			}
+			r.checkOnOriginal("the rollback")
 			if err := runsOn(realSource); err != nil {
 				t.Error(err)
 			}
@@ -192,17 +201,25 @@ func TestClusterK3sMigration_realNodeFaults(t *testing.T) {
 			if tc.fix != nil {
 				tc.fix(t, r)
 			}
-			before = r.manifest(realSource)
-			if _, err := k3smigration.Migrate(context.Background(), r.Host(t), spec, k3smigration.KubeHooks(acctest.Kube(t), r.Name, false)); err != nil {
+			before = r.manifest(realSource, realSource)
+			res, err := k3smigration.Migrate(context.Background(), r.Host(t), spec, k3smigration.KubeHooks(acctest.Kube(t), r.Name, false))
+			if err != nil {
 				t.Fatalf("migrating again without the fault: %v", err)
 			}
 			if err := r.waitFor(r.Target, time.Minute); err != nil {
 				t.Fatal(err)
 			}
-			if got := r.manifest(r.Target); got != before {
+			// Absolute links name the data dir as k3s is told it: the source, unless config told it
+			// the target (fixup then rewrote them).
+			linksTo := realSource
+			if spec.Method == k3smigration.MethodConfig {
+				linksTo = r.Target
+			}
+			if got := r.manifest(r.Target, linksTo); got != before {
 				t.Errorf("the target differs from the original:\n%s", lineDiff(before, got))
 			}
-			if err := r.checkHolds(r.Target, realSource); err != nil {
+			// The original, renamed (keep_backup), as k3s last wrote it: the target holds all of it.
+			if err := r.checkHolds(r.Target, res.BackupPath); err != nil {
 				t.Error(err)
 			}
 			if err := runsOn(r.Target); err != nil {
@@ -212,8 +229,12 @@ func TestClusterK3sMigration_realNodeFaults(t *testing.T) {
 	}
 }
 
-func (r *realK3s) spec() k3smigration.Spec {
-	return k3smigration.Spec{Source: realSource, Target: r.Target, Method: k3smigration.MethodConfig, KeepBackup: true,
+// spec migrates the real node's data dir to the test's target with method (default symlink).
+func (r *realK3s) spec(method k3smigration.Method) k3smigration.Spec {
+	if method == "" {
+		method = k3smigration.MethodSymlink
+	}
+	return k3smigration.Spec{Source: realSource, Target: r.Target, Method: method, KeepBackup: true,
 		StopTimeout: 30 * time.Second, HealthTimeout: 30 * time.Second, RollbackTimeout: time.Minute}
 }
 
@@ -306,15 +327,16 @@ func (r *realK3s) onRsync(f func()) {
 
 // manifest describes what the migration must keep of dir, read on the node: every entry of the
 // volumes (storage/, when there), the bundled binaries (data/) and server/ but the live datastore,
-// with type, mode, owner, size, the SHA-256 of regular files and link targets (dir itself written
-// <data dir>: the config method points the copy's absolute links at the copy). agent/ is left
+// with type, mode, owner, size, the SHA-256 of regular files and link targets (linksTo, the data dir
+// k3s is told, written <data dir>: the config method points the copy's absolute links at the
+// copy, the other methods leave them naming the source). agent/ is left
 // out: containerd changes its content store, metadata and snapshots whenever it runs (the
 // containers' layers are checked by startPod's check instead).
-func (r *realK3s) manifest(dir string) string {
-	return r.mustExec("sh", "-c", `dir=$1 && cd "$dir" && set -- data server && if [ -d storage ]; then set -- storage "$@"; fi
+func (r *realK3s) manifest(dir, linksTo string) string {
+	return r.mustExec("sh", "-c", `base=$2 && cd "$1" && set -- data server && if [ -d storage ]; then set -- storage "$@"; fi
 		{ find "$@" \( -path server/db -o -path server/kine.sock \) -prune -o ! -type l -printf '%y %m %U:%G %s %p\n'
-		  find "$@" -type l -printf 'l %U:%G %p -> %l\n' | sed "s| -> $dir/| -> <data dir>/|"; } | LC_ALL=C sort
-		find "$@" -path server/db -prune -o -type f -exec sha256sum {} + | LC_ALL=C sort -k 2`, "sh", dir)
+		  find "$@" -type l -printf 'l %U:%G %p -> %l\n' | sed "s| -> $base/| -> <data dir>/|"; } | LC_ALL=C sort
+		find "$@" -path server/db -prune -o -type f -exec sha256sum {} + | LC_ALL=C sort -k 2`, "sh", dir, linksTo)
 }
 
 // lineDiff lists the lines only a or only b has.
@@ -398,7 +420,7 @@ func TestClusterK3sMigration_realNodeMountBelow(t *testing.T) {
 	r := newRealK3s(t)
 	mp := realSource + "/server/db/snapshots"
 	d := r.mountUserDisk(mp, "snapshot-1", "an etcd snapshot")
-	d.expectRefusedUntouched(r.spec(), "filesystems are mounted below "+realSource+": "+mp)
+	d.expectRefusedUntouched(r.spec(""), "filesystems are mounted below "+realSource+": "+mp)
 }
 
 // The node's k3s-killall.sh in its form from before mid-2024 (tools/kube/k3s-killall-old.sh),
@@ -409,7 +431,7 @@ func TestClusterK3sMigration_realNodeOldKillall(t *testing.T) {
 	r := newRealK3s(t)
 	r.replaceKillall(r.mustExec("cat", "/etc/rancher/k3s/standin/k3s-killall-old.sh"))
 	d := r.mountUserDisk(realSource+"-nvme", "keep", "on the nvme disk")
-	spec := r.spec()
+	spec := r.spec("")
 	spec.Target = d.Mount + "/k3s"
 	d.expectRefusedUntouched(spec, "k3s-killall.sh", "before mid-2024", "rm -rf", `"/var/lib/rancher/k3s"`)
 }

@@ -7,15 +7,15 @@ package k3smigration_test
 // that node, and k3s's datastore: a real kine with sqlite at <data-dir>/server/db/state.db, kept
 // busy by a client. Unlike the stand-in (standin_test.go), the test simulates nothing on the node:
 // systemctl, systemd-run's timers (the node guard), the shims that outlive `systemctl stop k3s`,
-// the data dir as a mount point of its own and the datastore are the real things. What still
-// differs from a real k3s node is listed in tools/kube/k3s-standin.sh.
+// the data dir a plain directory of the system disk (a mount point of its own where a test binds it
+// on itself) and the datastore are the real things. What still differs from a real k3s node is
+// listed in tools/kube/k3s-standin.sh.
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"path"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -61,19 +61,18 @@ func newRealK3s(t *testing.T) *realK3s {
 	return r
 }
 
-// state is k3s.service's state and the data dir the running k3s uses ("" when none runs), read
+// state is k3s.service's state and the data dir the running k3s uses, resolved ("" when none
+// runs: after the symlink method k3s still names the source, which leads to the target), read
 // inside the machine (not over SSH, which a test may have cut): the path of its kine's socket.
 func (r *realK3s) state() (active, dataDir string) {
-	out, err := r.Exec(r.t, "sh", "-c", "systemctl is-active k3s; ps -eo args")
+	out, err := r.Exec(r.t, "sh", "-c", `systemctl is-active k3s
+		ps -eo args | sed -n 's|.*kine .*--listen-address unix://\([^ ]*\)/server/kine\.sock.*|\1|p' | while read -r d; do realpath -m -- "$d"; done`)
 	if err != nil {
 		r.t.Logf("reading k3s's state on %s: %v", r.Name, err)
 	}
-	lines := strings.Split(out, "\n")
-	re := regexp.MustCompile(`kine .*--listen-address unix://(\S+)/server/kine\.sock`)
-	for _, l := range lines[1:] {
-		if m := re.FindStringSubmatch(l); m != nil {
-			dataDir = m[1]
-		}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) > 1 {
+		dataDir = lines[len(lines)-1]
 	}
 	return strings.TrimSpace(lines[0]), dataDir
 }
@@ -98,24 +97,39 @@ func (r *realK3s) waitFor(dataDir string, timeout time.Duration) error {
 	})
 }
 
-// reset puts k3s back on its default data dir (no data-dir in its config, the marker gone) and
-// removes the test's target and any guard the test left armed.
+// reset puts k3s back on its default data dir, a plain directory again (no data-dir in its config,
+// no link, the newest data: a target k3s ran on is copied back over the original), and removes the
+// test's target, the migration's backups and marker, and any guard the test left armed.
 func (r *realK3s) reset() {
 	t := r.t
 	if out, err := r.Exec(t, "sh", "-c", `systemctl stop 'clusterstorage-k3s-guard-*.timer' 2>/dev/null; systemctl start ssh`); err != nil {
 		t.Logf("reset: %v %s", err, out)
 	}
 	active, dir := r.state()
-	cfg, _ := r.Exec(t, "cat", realConfig) //nolint:errcheck // shown below when it matters
-	if active != "active" || dir != realSource || strings.Contains(cfg, "data-dir:") {
+	cfg, _ := r.Exec(t, "sh", "-c", `cat "$1"; if test -L "$2"; then echo "$2 is a link"; fi; if mountpoint -q -- "$2"; then echo "$2 is a mount point"; fi`, //nolint:errcheck // shown below when it matters
+		"sh", realConfig, realSource)
+	if active != "active" || dir != realSource || strings.Contains(cfg, "data-dir:") || strings.Contains(cfg, realSource+" is a") {
 		t.Logf("reset: k3s %s on %q, config:\n%s", active, dir, cfg)
 		// k3s-killall.sh of the data dir in use stops its containers, as a migration does.
-		if out, err := r.Exec(t, "sh", "-c", `systemctl stop k3s; K3S_DATA_DIR=${3:-$2} /usr/local/bin/k3s-killall.sh; sed -i '/^data-dir:/d' "$1"; rm -rf "$2.clusterstorage-restore"; systemctl start k3s`,
+		// Where k3s ran last ($3, else the config's data-dir, else the link's or the bind mount's
+		// target) is copied back over the original (moved back first when the migration renamed it).
+		if out, err := r.Exec(t, "sh", "-c", `systemctl stop k3s; K3S_DATA_DIR=${3:-$2} /usr/local/bin/k3s-killall.sh
+			to=${3:-$(sed -n 's/^data-dir: *//p' "$1" | tr -d '"')}; sed -i '/^data-dir:/d' "$1"
+			if test -L "$2"; then to=${to:-$(readlink -f -- "$2")}; rm -f -- "$2" || exit 1; fi
+			if mountpoint -q -- "$2"; then
+				b=$(awk -v s="$2" '$2 == s && $4 == "bind" {print $1}' /etc/fstab); to=${b:-$to}
+				umount -- "$2" && rmdir -- "$2" && sed -i "\\| $2 none bind |d" /etc/fstab || exit 1
+			fi
+			for b in "$2".pre-migration-*; do if test -d "$b" && ! test -e "$2"; then mv -- "$b" "$2" || exit 1; fi; done
+			if test -n "$to" && test "$to" != "$2" && test -d "$to"; then
+				rsync -aHAXS --numeric-ids --delete --exclude=/`+k3smigration.MarkerName+` "$to/" "$2/" || exit 1
+			fi
+			rm -rf -- "$2".pre-migration-* "$2.clusterstorage-restore"; systemctl start k3s`,
 			"sh", realConfig, realSource, dir); err != nil {
 			t.Errorf("reset: putting k3s back on %s: %v %s", realSource, err, out)
 		}
 	}
-	if out, err := r.Exec(t, "rm", "-rf", "--", r.Target, path.Join(realSource, k3smigration.MarkerName)); err != nil {
+	if out, err := r.Exec(t, "sh", "-c", `rm -rf -- "$1" "$2" "$3".pre-migration-*`, "sh", r.Target, path.Join(realSource, k3smigration.MarkerName), realSource); err != nil {
 		t.Errorf("reset: %v %s", err, out)
 	}
 	if err := r.waitFor(realSource, 2*time.Minute); err != nil {
@@ -216,94 +230,182 @@ func (r *realK3s) startPod() func(dataDir string) error {
 }
 
 // containersOn checks that the node's containers run on root filesystems whose layers are all in
-// dataDir's containerd, and that there is at least one.
+// dataDir's containerd (paths resolved: the symlink method leaves k3s naming the source), and that
+// there is at least one.
 func (r *realK3s) containersOn(dataDir string) error {
 	out, err := r.Exec(r.t, "awk", `$3 == "overlay" && $2 ~ "^/run/k3s/containerd/" {print $4}`, "/proc/self/mounts")
 	if err != nil {
 		return err
 	}
-	layers := strings.Fields(out)
-	if len(layers) == 0 {
+	mounts := strings.Fields(out)
+	if len(mounts) == 0 {
 		return fmt.Errorf("no container root filesystem is mounted on node %s", r.Name)
 	}
-	want := dataDir + "/agent/containerd/"
-	for _, opts := range layers {
+	layers := []string{"realpath", "-m", "--"}
+	for _, opts := range mounts {
 		for _, o := range strings.Split(opts, ",") {
 			if k, dir, ok := strings.Cut(o, "="); ok && (k == "upperdir" || k == "lowerdir" || k == "workdir") {
-				for _, d := range strings.Split(dir, ":") {
-					if !strings.HasPrefix(d, want) {
-						return fmt.Errorf("a container on node %s runs on %s, not on the data dir %s", r.Name, d, dataDir)
-					}
-				}
+				layers = append(layers, strings.Split(dir, ":")...)
 			}
+		}
+	}
+	out, err = r.Exec(r.t, layers...)
+	if err != nil {
+		return err
+	}
+	want := dataDir + "/agent/containerd/"
+	for _, d := range strings.Fields(out) {
+		if !strings.HasPrefix(d, want) {
+			return fmt.Errorf("a container on node %s runs on %s, not on the data dir %s", r.Name, d, dataDir)
 		}
 	}
 	return nil
 }
 
-// The whole resource through the CLI on the real node. Its data dir is a mount point (the node's
-// system disk bound at /var/lib/rancher/k3s), so the symlink method is refused and config is the
-// method; a container runs on the node throughout, and the datastore is written all along.
+// The whole resource through the CLI on the real node, with the default method: the data dir, a
+// plain directory, is renamed and replaced by a link to the target; a container runs on the node
+// throughout, and the datastore is written all along. Destroy with restore_on_destroy moves the
+// data back (a plain directory again, with every row k3s wrote on the target).
 func TestAccK3sDataDirMigration_realNode(t *testing.T) {
 	r := newRealK3s(t)
 	runsOn := r.startPod()
-	config := func(method, extra string) string {
-		return acctest.ProviderConfigNodes(r.ClusterNode) + fmt.Sprintf(`
+	config := acctest.ProviderConfigNodes(r.ClusterNode) + fmt.Sprintf(`
 resource "clusterstorage_k3s_data_dir_migration" "test" {
-  node              = %q
-  target            = %q
-  switch_method     = %q
-  free_space_margin = "0"
-%s
+  node               = %q
+  target             = %q
+  free_space_margin  = "0"
+  restore_on_destroy = true
 }
-`, r.Name, r.Target, method, extra)
-	}
-	onTarget := func(*terraform.State) error {
+`, r.Name, r.Target)
+	name := "clusterstorage_k3s_data_dir_migration.test"
+	onTarget := func(s *terraform.State) error {
 		if err := r.waitFor(r.Target, time.Minute); err != nil {
 			return err
 		}
-		cfg, err := r.Exec(t, "cat", realConfig)
-		if err != nil || !strings.Contains(cfg, fmt.Sprintf("data-dir: %q", r.Target)) {
-			return fmt.Errorf("%s does not set data-dir to the target (%v):\n%s", realConfig, err, cfg)
+		if link, err := r.Exec(t, "readlink", realSource); err != nil || strings.TrimSpace(link) != r.Target {
+			return fmt.Errorf("%s links to %q (%v), want the target", realSource, link, err)
+		}
+		if cfg, err := r.Exec(t, "cat", realConfig); err != nil || strings.Contains(cfg, "data-dir:") {
+			return fmt.Errorf("%s sets data-dir (or cannot be read: %v):\n%s", realConfig, err, cfg)
+		}
+		// The renamed original, as k3s last wrote it: the target holds all of it.
+		backup := s.RootModule().Resources[name].Primary.Attributes["backup_path"]
+		if !strings.HasPrefix(backup, realSource+".pre-migration-") {
+			return fmt.Errorf("backup_path is %q", backup)
+		}
+		if err := r.checkHolds(r.Target, backup); err != nil {
+			return err
 		}
 		return runsOn(r.Target)
 	}
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
-		// Destroy forgets the migration: k3s stays on the target.
-		CheckDestroy: onTarget,
+		CheckDestroy: func(*terraform.State) error {
+			if err := r.waitFor(realSource, time.Minute); err != nil {
+				return err
+			}
+			if out, err := r.Exec(t, "sh", "-c", `test -d "$1" && ! test -L "$1"`, "sh", realSource); err != nil {
+				return fmt.Errorf("after the restore %s is not a plain directory (%v): %s", realSource, err, out)
+			}
+			// The target, where k3s ran until the restore (kept: keep_backup): the original holds all of it.
+			if err := r.checkHolds(realSource, r.Target); err != nil {
+				return err
+			}
+			return runsOn(realSource)
+		},
 		Steps: []resource.TestStep{
-			{
-				// The source cannot be renamed: refused before k3s is touched.
-				Config:      config("symlink", ""),
-				ExpectError: acctest.ErrorRegexp(`is itself a mount point, so it cannot be renamed: use switch_method = "config"`),
-			},
-			{
-				Config: config("config", "  restore_on_destroy = true"),
-				Check: resource.ComposeTestCheckFunc(onTarget, func(*terraform.State) error {
-					// The source, left in place, is the original as k3s last wrote it: the target holds all of it.
-					if err := r.checkHolds(r.Target, realSource); err != nil {
-						return err
-					}
-					// containerd's absolute link follows the data dir.
-					if link, err := r.Exec(t, "readlink", r.Target+"/data/current"); err != nil || !strings.HasPrefix(link, r.Target+"/") {
-						return fmt.Errorf("data/current on the target is %q (%v)", link, err)
-					}
-					return nil
-				}),
-			},
-			{
-				// Restoring would replace the contents of the mount point: refused, k3s left on the target.
-				Config:      config("config", "  restore_on_destroy = true"),
-				Destroy:     true,
-				ExpectError: acctest.ErrorRegexp(`is a mount point, which the migration left in place: it holds the data as it was at the migration`),
-			},
-			{
-				Config: config("config", "  restore_on_destroy = false"),
-				Check:  onTarget,
-			},
+			{Config: config, Check: resource.ComposeTestCheckFunc(onTarget, resource.TestCheckResourceAttr(name, "switch_method", "symlink"))},
+			{Config: config, PlanOnly: true},
 		},
 	})
+}
+
+// A data dir that is a mount point of its own (here the directory bound on itself): the symlink
+// method is refused before k3s is touched; config migrates and leaves the mount point in place,
+// and the restore is refused (it would replace the mount point's contents), k3s left on the target.
+func TestClusterK3sMigration_realNodeMountPointSource(t *testing.T) {
+	r := newRealK3s(t)
+	runsOn := r.startPod()
+	r.mustExec("mount", "--bind", realSource, realSource)
+	t.Cleanup(func() {
+		// Lazily: k3s may still hold files through it (the same files as below it).
+		if out, err := r.Exec(t, "umount", "-l", realSource); err != nil {
+			t.Errorf("removing the test's mount: %v %s", err, out)
+		}
+	})
+	spec := r.spec(k3smigration.MethodSymlink)
+	d := userDisk{r: r, Mount: realSource, File: "server/db/state.db"}
+	d.Content = r.mustExec("cat", realSource+"/"+d.File)
+	d.expectRefusedUntouched(spec, `is itself a mount point, so it cannot be renamed: use switch_method = "config"`)
+
+	spec.Method = k3smigration.MethodConfig
+	res, err := k3smigration.Migrate(context.Background(), r.Host(t), spec, k3smigration.KubeHooks(acctest.Kube(t), r.Name, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.LeftInPlace(spec) {
+		t.Errorf("the mount point should be left in place, the result says backup %q", res.BackupPath)
+	}
+	if err := r.waitFor(r.Target, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.checkHolds(r.Target, realSource); err != nil {
+		t.Error(err)
+	}
+	// containerd's absolute link follows the data dir.
+	if link, err := r.Exec(t, "readlink", r.Target+"/data/current"); err != nil || !strings.HasPrefix(link, r.Target+"/") {
+		t.Errorf("data/current on the target is %q (%v)", link, err)
+	}
+	if err := runsOn(r.Target); err != nil {
+		t.Error(err)
+	}
+	_, err = k3smigration.Restore(context.Background(), r.Host(t), spec, k3smigration.KubeHooks(acctest.Kube(t), r.Name, false))
+	if err == nil || !strings.Contains(err.Error(), "is a mount point, which the migration left in place: it holds the data as it was at the migration") {
+		t.Fatalf("want the restore refused, got %v", err)
+	}
+	if err := r.waitFor(r.Target, time.Minute); err != nil {
+		t.Error(err)
+	}
+}
+
+// The bind_mount method on the real node: the target bind-mounted on the source (with its fstab
+// line), then the restore: a plain directory again, with every row k3s wrote on the target.
+func TestClusterK3sMigration_realNodeBindMount(t *testing.T) {
+	r := newRealK3s(t)
+	runsOn := r.startPod()
+	spec := r.spec(k3smigration.MethodBindMount)
+	hooks := k3smigration.KubeHooks(acctest.Kube(t), r.Name, false)
+	res, err := k3smigration.Migrate(context.Background(), r.Host(t), spec, hooks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.waitFor(realSource, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := r.Exec(t, "sh", "-c", `mountpoint -q "$1" && test "$(stat -c %d:%i "$1")" = "$(stat -c %d:%i "$2")" && grep -F "$2 $1 none bind" /etc/fstab`, "sh", realSource, r.Target); err != nil {
+		t.Errorf("%s is not the target bind-mounted with its fstab line: %v %s", realSource, err, out)
+	}
+	if err := r.checkHolds(r.Target, res.BackupPath); err != nil {
+		t.Error(err)
+	}
+	if err := runsOn(realSource); err != nil {
+		t.Error(err)
+	}
+	if _, err := k3smigration.Restore(context.Background(), r.Host(t), spec, hooks); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.waitFor(realSource, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := r.Exec(t, "sh", "-c", `! mountpoint -q "$1" && ! grep -F "$2" /etc/fstab`, "sh", realSource, r.Target); err != nil {
+		t.Errorf("after the restore %s is still a mount point, or fstab names the target: %v %s", realSource, err, out)
+	}
+	if err := r.checkHolds(realSource, r.Target); err != nil {
+		t.Error(err)
+	}
+	if err := runsOn(realSource); err != nil {
+		t.Error(err)
+	}
 }
 
 // The node guard on the real node's systemd: SSH is lost for good (sshd stopped and every session
@@ -311,41 +413,41 @@ resource "clusterstorage_k3s_data_dir_migration" "test" {
 // there, so neither the migration nor its rollback can reach the node; the guard's transient timer
 // fires and puts k3s back on the original, copying back what k3s wrote on the target first.
 func TestClusterK3sMigration_realNodeGuard(t *testing.T) {
-	for _, tc := range sshLossCases {
-		t.Run(tc.name, func(t *testing.T) {
-			r := newRealK3s(t)
-			runsOn := r.startPod()
-			rowsBefore, _ := r.datastore(realSource)
-			spec := k3smigration.Spec{Source: realSource, Target: r.Target, Method: k3smigration.MethodConfig, KeepBackup: true,
-				StopTimeout: 30 * time.Second, HealthTimeout: 30 * time.Second, RollbackTimeout: 20 * time.Second, GuardDelay: 20 * time.Second}
-			hooks := k3smigration.KubeHooks(acctest.Kube(t), r.Name, false)
-			hooks.Before = tc.cutAt(func() {
-				if out, err := r.Exec(t, "sh", "-c", "systemctl stop ssh; pkill -KILL -x sshd; true"); err != nil {
-					t.Errorf("cutting SSH: %v %s", err, out)
+	for _, method := range []k3smigration.Method{k3smigration.MethodSymlink, k3smigration.MethodConfig} {
+		for _, tc := range sshLossCases {
+			t.Run(string(method)+"/"+tc.name, func(t *testing.T) {
+				r := newRealK3s(t)
+				runsOn := r.startPod()
+				rowsBefore, _ := r.datastore(realSource)
+				spec := r.spec(method)
+				spec.RollbackTimeout, spec.GuardDelay = 20*time.Second, 20*time.Second
+				hooks := k3smigration.KubeHooks(acctest.Kube(t), r.Name, false)
+				hooks.Before = tc.cutAt(func() {
+					if out, err := r.Exec(t, "sh", "-c", "systemctl stop ssh; pkill -KILL -x sshd; true"); err != nil {
+						t.Errorf("cutting SSH: %v %s", err, out)
+					}
+				})
+				res, err := k3smigration.Migrate(context.Background(), r.Host(t), spec, hooks)
+				tc.checkRollbackUnreachable(t, res, err, realSource, r.Target)
+				if err := r.waitFor(realSource, 2*time.Minute); err != nil {
+					log, _ := r.Exec(t, "sh", "-c", "journalctl -n 60 --no-pager -u 'clusterstorage-k3s-guard-*' -u k3s") //nolint:errcheck // diagnostics
+					t.Fatalf("the guard did not bring k3s back: %v\n%s", err, log)
 				}
-			})
-			res, err := k3smigration.Migrate(context.Background(), r.Host(t), spec, hooks)
-			tc.checkRollbackUnreachable(t, res, err, realSource, r.Target)
-			if err := r.waitFor(realSource, 2*time.Minute); err != nil {
-				log, _ := r.Exec(t, "sh", "-c", "journalctl -n 60 --no-pager -u 'clusterstorage-k3s-guard-*' -u k3s") //nolint:errcheck // diagnostics
-				t.Fatalf("the guard did not bring k3s back: %v\n%s", err, log)
-			}
-			if cfg, err := r.Exec(t, "cat", realConfig); err != nil || strings.Contains(cfg, "data-dir:") {
-				t.Errorf("after the guard, %s sets data-dir (or cannot be read: %v):\n%s", realConfig, err, cfg)
-			}
-			if rows, _ := r.datastore(realSource); rows < rowsBefore {
-				t.Errorf("the datastore lost rows: %d, %d before", rows, rowsBefore)
-			}
-			if tc.started {
-				// The target, where k3s ran last, no longer changes: the original holds all of it.
-				if err := r.checkHolds(realSource, r.Target); err != nil {
+				r.checkOnOriginal("the guard")
+				if rows, _ := r.datastore(realSource); rows < rowsBefore {
+					t.Errorf("the datastore lost rows: %d, %d before", rows, rowsBefore)
+				}
+				if tc.started {
+					// The target, where k3s ran last, no longer changes: the original holds all of it.
+					if err := r.checkHolds(realSource, r.Target); err != nil {
+						t.Error(err)
+					}
+				}
+				if err := runsOn(realSource); err != nil {
 					t.Error(err)
 				}
-			}
-			if err := runsOn(realSource); err != nil {
-				t.Error(err)
-			}
-		})
+			})
+		}
 	}
 }
 
@@ -353,11 +455,17 @@ func TestClusterK3sMigration_realNodeGuard(t *testing.T) {
 // rollback stops k3s there, copies the target back over the original (the datastore byte for
 // byte) and starts k3s on it, so no write made on the target is lost.
 func TestClusterK3sMigration_realNodeRollbackAfterStart(t *testing.T) {
+	for _, method := range []k3smigration.Method{k3smigration.MethodSymlink, k3smigration.MethodConfig} {
+		t.Run(string(method), func(t *testing.T) { realNodeRollbackAfterStart(t, method) })
+	}
+}
+
+func realNodeRollbackAfterStart(t *testing.T, method k3smigration.Method) {
 	r := newRealK3s(t)
 	runsOn := r.startPod()
 	_, newestBefore := r.datastore(realSource)
-	spec := k3smigration.Spec{Source: realSource, Target: r.Target, Method: k3smigration.MethodConfig, KeepBackup: true,
-		StopTimeout: 30 * time.Second, HealthTimeout: 5 * time.Second, RollbackTimeout: time.Minute}
+	spec := r.spec(method)
+	spec.HealthTimeout = 5 * time.Second
 	hooks := k3smigration.KubeHooks(acctest.Kube(t), r.Name, false)
 	// The node is held unhealthy for the migration's health check only (which gives up after
 	// HealthTimeout); the rollback's own check, later, sees the real node.
@@ -390,10 +498,18 @@ func TestClusterK3sMigration_realNodeRollbackAfterStart(t *testing.T) {
 	if err := r.checkHolds(realSource, r.Target); err != nil {
 		t.Error(err)
 	}
-	if cfg, err := r.Exec(t, "cat", realConfig); err != nil || strings.Contains(cfg, "data-dir:") {
-		t.Errorf("after the rollback, %s sets data-dir (or cannot be read: %v):\n%s", realConfig, err, cfg)
-	}
+	r.checkOnOriginal("the rollback")
 	if err := runsOn(realSource); err != nil {
 		t.Error(err)
+	}
+}
+
+// checkOnOriginal checks that after what (a rollback, the guard) the source is a plain directory
+// again, with no data-dir in k3s's configuration.
+func (r *realK3s) checkOnOriginal(what string) {
+	r.t.Helper()
+	if out, err := r.Exec(r.t, "sh", "-c", `test -d "$1" && ! test -L "$1" && ! mountpoint -q -- "$1" && ! grep -q '^data-dir:' "$2"`, "sh", realSource, realConfig); err != nil {
+		cfg, _ := r.Exec(r.t, "cat", realConfig) //nolint:errcheck // diagnostics
+		r.t.Errorf("after %s, %s is not a plain directory, or %s sets data-dir (%v %s):\n%s", what, realSource, realConfig, err, out, cfg)
 	}
 }

@@ -547,7 +547,9 @@ write_machine() {
 		k3s_layout "$i" "$layout"
 		wait="k3s.service"
 		mask="containerd.service"
-		disk_dirs+=" /var/lib/rancher/k3s"
+		# The data dir is a plain directory of the system disk, as on most k3s nodes (not a mount
+		# point: the symlink method renames it).
+		disk_dirs+=" /var/lib/rancher"
 	else
 		kube_layout "$i" "$layout"
 		wait="containerd.service cluster-images.service kubelet.service"
