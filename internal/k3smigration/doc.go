@@ -132,8 +132,9 @@
 // and that a migration without the fault then succeeds. tools/kube/k3s-standin.sh lists what that
 // node still lacks (k3s's API server and controllers, embedded etcd, flannel). There too: a disk
 // mounted below the data dir, and the old form of k3s-killall.sh (tools/kube/k3s-killall-old.sh)
-// with a target on a disk it would destroy, both refused at the preflight. carry_mounts runs on
-// the stand-in only.
+// with a target on a disk it would destroy, both refused at the preflight, and carry_mounts with a
+// disk of the user's at storage/ (bind-mounted below the target, the same filesystem, the original
+// mount left below the renamed original).
 //
 // The tests that run no CLI against the cluster are named TestCluster* (make test runs them once,
 // not once per CLI).

@@ -435,3 +435,54 @@ func TestClusterK3sMigration_realNodeOldKillall(t *testing.T) {
 	spec.Target = d.Mount + "/k3s"
 	d.expectRefusedUntouched(spec, "k3s-killall.sh", "before mid-2024", "rm -rf", `"/var/lib/rancher/k3s"`)
 }
+
+// carry_mounts on the real node: a disk of the user's at storage/ (where local-path volumes live)
+// is carried along as a mount with the symlink method: bind-mounted at the same place below the
+// target, the same filesystem (not a copy), the original mount left below the renamed original.
+func TestClusterK3sMigration_realNodeCarryMounts(t *testing.T) {
+	// Runs after the reset (cleanups run last registered first): the storage/ directory the test
+	// made, so that the config method's tests that follow find no local-path volumes.
+	var r *realK3s
+	t.Cleanup(func() {
+		if out, err := r.Exec(t, "rmdir", "--", realSource+"/storage"); err != nil {
+			t.Errorf("removing the test's storage/: %v %s", err, out)
+		}
+	})
+	r = newRealK3s(t)
+	runsOn := r.startPod()
+	disk := path.Join(r.DataDisks[0], acctest.RandomName("userdisk"))
+	storage := realSource + "/storage"
+	var backup string
+	r.mustExec("sh", "-c", `! test -e "$2" && mkdir -p "$1/pvc-1" "$2" && echo "volume data" >"$1/pvc-1/data" && mount --bind "$1" "$2"`, "sh", disk, storage)
+	t.Cleanup(func() {
+		// Before the reset: the carried mount, then the user's wherever it is now.
+		if out, err := r.Exec(t, "sh", "-c", `for m in "$2/storage" "$3/storage" "$4"; do if mountpoint -q -- "$m"; then umount -R -- "$m" || exit 1; fi; done; rm -rf -- "$1"`,
+			"sh", disk, r.Target, backup, storage); err != nil {
+			t.Errorf("removing the test's mounts: %v %s", err, out)
+		}
+	})
+	spec := r.spec(k3smigration.MethodSymlink)
+	spec.CarryMounts = true
+	res, err := k3smigration.Migrate(context.Background(), r.Host(t), spec, k3smigration.KubeHooks(acctest.Kube(t), r.Name, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	backup = res.BackupPath
+	if len(res.CarriedMounts) != 1 || res.CarriedMounts[0] != "storage" {
+		t.Errorf("carried mounts: %v", res.CarriedMounts)
+	}
+	if err := r.waitFor(r.Target, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	// The same filesystem below the target and below the backup: a write through one shows at the other.
+	if out, err := r.Exec(t, "sh", "-c", `mountpoint -q "$1/storage" && mountpoint -q "$2/storage" && test "$(cat "$1/storage/pvc-1/data")" = "volume data" &&
+		echo new >"$1/storage/pvc-1/new" && test "$(cat "$2/storage/pvc-1/new")" = new`, "sh", r.Target, backup); err != nil {
+		t.Errorf("the disk is not carried along as the same filesystem: %v %s", err, out)
+	}
+	if err := r.checkHolds(r.Target, backup); err != nil {
+		t.Error(err)
+	}
+	if err := runsOn(r.Target); err != nil {
+		t.Error(err)
+	}
+}
