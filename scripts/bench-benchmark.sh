@@ -64,7 +64,7 @@ cleanup() {
 trap cleanup EXIT
 
 log "building the provider"
-go build -trimpath -o "$work/provider/terraform-provider-clusterstorage" .
+CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$work/provider/terraform-provider-clusterstorage" .
 cat >"$work/dev.tfrc" <<RC
 provider_installation {
   dev_overrides {

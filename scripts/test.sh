@@ -63,11 +63,12 @@ fi
 log "examples: fmt and validate"
 scripts/check-examples.sh
 
+# Every go test but the race detector's runs without cgo, as releases are built (GNUmakefile).
 # Unit tests, and the integration tests of the machinery packages (Helm against the cluster in
 # KUBECONFIG, SSH against a real sshd), which do not depend on the CLI and so run once.
 log "unit and integration tests"
 # shellcheck disable=SC2086
-go test -trimpath -count=1 $TESTARGS ./...
+CGO_ENABLED=0 go test -trimpath -count=1 $TESTARGS ./...
 # The SSH machinery runs goroutines per session: its tests run under the race detector too.
 log "internal/node under the race detector"
 # shellcheck disable=SC2086
@@ -77,13 +78,13 @@ go test -trimpath -race -count=1 $TESTARGS ./internal/node/...
 # k3s-shaped node, the node itself) run once, one package at a time, as the acceptance tests do.
 log "cluster tests without a CLI"
 # shellcheck disable=SC2086
-TF_ACC=1 go test -trimpath -count=1 -p 1 -timeout 30m -run '^TestCluster' $TESTARGS ./internal/...
+CGO_ENABLED=0 TF_ACC=1 go test -trimpath -count=1 -p 1 -timeout 30m -run '^TestCluster' $TESTARGS ./internal/...
 
 for cli in $TEST_CLIS; do
 	log "acceptance tests under $cli ($("bin/$cli" version | head -1))"
 	# One package at a time (-p 1): packages share cluster-wide names (Longhorn's CRDs, default
 	# classes) and their tests must not interleave across packages.
 	# shellcheck disable=SC2086
-	TF_ACC=1 TF_ACC_TERRAFORM_PATH="$ROOT/bin/$cli" \
+	CGO_ENABLED=0 TF_ACC=1 TF_ACC_TERRAFORM_PATH="$ROOT/bin/$cli" \
 		go test -trimpath -count=1 -p 1 -timeout 60m -run '^TestAcc' $TESTARGS ./internal/...
 done
