@@ -444,6 +444,9 @@ func TestClusterK3sMigration_realNodeCarryMounts(t *testing.T) {
 	// made, so that the config method's tests that follow find no local-path volumes.
 	var r *realK3s
 	t.Cleanup(func() {
+		if r == nil {
+			return // newRealK3s stopped the test: there is no node
+		}
 		if out, err := r.Exec(t, "rmdir", "--", realSource+"/storage"); err != nil {
 			t.Errorf("removing the test's storage/: %v %s", err, out)
 		}
