@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -50,7 +49,7 @@ func (c *Clients) init() {
 			c.err = err
 			return
 		}
-		typed, err := kubernetes.NewForConfig(protobuf(cfg))
+		typed, err := kubernetes.NewForConfig(cfg)
 		if err != nil {
 			c.err = fmt.Errorf("creating the Kubernetes client: %w", err)
 			return
@@ -62,17 +61,6 @@ func (c *Clients) init() {
 		}
 		c.rest, c.typed, c.dynamic = cfg, typed, dyn
 	})
-}
-
-// protobuf returns a copy of cfg that talks protobuf, falling back to JSON: Kubernetes' own
-// components do so for built-in kinds (the typed clientset's), as decoding it takes less time
-// and memory than JSON. The dynamic client and Helm keep JSON (custom resources have no
-// protobuf form).
-func protobuf(cfg *rest.Config) *rest.Config {
-	cfg = rest.CopyConfig(cfg)
-	cfg.ContentType = runtime.ContentTypeProtobuf
-	cfg.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
-	return cfg
 }
 
 // Typed returns the client-go clientset.
