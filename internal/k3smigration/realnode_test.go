@@ -334,8 +334,9 @@ func TestClusterK3sMigration_realNodeMountPointSource(t *testing.T) {
 		}
 	})
 	spec := r.spec(k3smigration.MethodSymlink)
-	d := userDisk{r: r, Mount: realSource, File: "server/db/state.db"}
-	d.Content = r.mustExec("cat", realSource+"/"+d.File)
+	// A file of the test's that nothing else writes (the datastore changes all the time).
+	vol := r.files(0)
+	d := userDisk{r: r, Mount: realSource, File: strings.TrimPrefix(vol, realSource+"/") + "/data", Content: "the user's data\n"}
 	d.expectRefusedUntouched(spec, `is itself a mount point, so it cannot be renamed: use switch_method = "config"`)
 
 	spec.Method = k3smigration.MethodConfig
