@@ -76,15 +76,14 @@ go test -trimpath -race -count=1 $TESTARGS ./internal/node/...
 
 # Tests against the cluster that run no CLI (named TestCluster*: the migration machinery on the
 # k3s-shaped node, the node itself) run once, one package at a time, as the acceptance tests do.
+# Only the packages that have such tests: linking a test binary takes seconds.
 log "cluster tests without a CLI"
+mapfile -t cluster_pkgs < <(grep -l '^func TestCluster' internal/*/*_test.go | xargs -n1 dirname | sort -u | sed 's|^|./|')
 # shellcheck disable=SC2086
-CGO_ENABLED=0 TF_ACC=1 go test -trimpath -count=1 -p 1 -timeout 30m -run '^TestCluster' $TESTARGS ./internal/...
+CGO_ENABLED=0 TF_ACC=1 go test -trimpath -count=1 -p 1 -timeout 30m -run '^TestCluster' $TESTARGS "${cluster_pkgs[@]}"
 
-for cli in $TEST_CLIS; do
-	log "acceptance tests under $cli ($("bin/$cli" version | head -1))"
-	# One package at a time (-p 1): packages share cluster-wide names (Longhorn's CRDs, default
-	# classes) and their tests must not interleave across packages.
-	# shellcheck disable=SC2086
-	CGO_ENABLED=0 TF_ACC=1 TF_ACC_TERRAFORM_PATH="$ROOT/bin/$cli" \
-		go test -trimpath -count=1 -p 1 -timeout 60m -run '^TestAcc' $TESTARGS ./internal/...
-done
+# The acceptance tests under each CLI, the CLIs side by side; packages that share cluster-wide
+# names never run at once (scripts/acc.sh).
+log "acceptance tests under: $TEST_CLIS"
+# shellcheck disable=SC2086
+scripts/acc.sh $TEST_CLIS
