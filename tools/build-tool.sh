@@ -81,8 +81,17 @@ golangci-lint)
 	;;
 esac
 
-echo "building $name $version (cold: $cold)..." >&2
 mkdir -p "$ROOT/bin"
+# The same build linked by another checkout on this machine (tools/bincache.sh).
+# shellcheck source=tools/bincache.sh
+. "$tools_dir/bincache.sh"
+key=$(bincache_key "$name" "$pkg" "$ldflags" file:go.mod file:go.sum)
+if bincache_get "$name" "$key" "$out"; then
+	touch "$out"
+	echo "$name $version: the build linked earlier on this machine ($BINCACHE)" >&2
+	exit 0
+fi
+echo "building $name $version (cold: $cold)..." >&2
 tmp=$out.tmp.$$
 trap 'rm -f "$tmp"' EXIT
 trap 'rm -f "$tmp"; exit 130' INT TERM
@@ -91,4 +100,5 @@ start=$(date +%s)
 "$GO" build -trimpath -buildvcs=false -ldflags "$ldflags" -o "$tmp" "$pkg"
 mv -f "$tmp" "$out"
 touch "$out"
+bincache_put "$name" "$key" "$out"
 echo "built $out in $(($(date +%s) - start))s" >&2

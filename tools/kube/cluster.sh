@@ -51,6 +51,8 @@ set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 BIN=${CLUSTER_BIN:-$ROOT/bin}
+# shellcheck source=tools/bincache.sh
+source "$ROOT/tools/bincache.sh"
 STATE=${CLUSTER_DIR:-$ROOT/.cluster}
 NODE_COUNT=${CLUSTER_NODES:-3}
 HOST_NODE=${CLUSTER_HOST_NODE:-1}
@@ -250,10 +252,19 @@ go_build() {
 	if [[ -x $BIN/$name && -f $stamp_file && $(cat "$stamp_file") == "$stamp" ]]; then
 		return 0
 	fi
+	# The same build linked by another checkout on this machine (tools/bincache.sh).
+	local key
+	key=$(bincache_key "$name" "$pkg" "$stamp")
+	if bincache_get "$name" "$key" "$BIN/$name"; then
+		echo "$stamp" >"$stamp_file"
+		log "$name: the build linked earlier on this machine ($BINCACHE)"
+		return 0
+	fi
 	log "building $name (cold: minutes; warm Go cache: seconds)"
 	local start=$SECONDS
 	(cd "$dir" && go build -trimpath -buildvcs=false "$@" -o "$BIN/$name" "$pkg") >&2
 	echo "$stamp" >"$stamp_file"
+	bincache_put "$name" "$key" "$BIN/$name"
 	log "built $name in $((SECONDS - start))s"
 }
 

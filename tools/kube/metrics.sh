@@ -44,6 +44,8 @@ ROOT=$(cd "$HERE/../.." && pwd)
 BIN=${CLUSTER_BIN:-$ROOT/bin}
 METRICS_PORT=${METRICS_PORT:-10352}
 MODULE=$ROOT/tools/metrics-server
+# shellcheck source=tools/bincache.sh
+source "$ROOT/tools/bincache.sh"
 
 usage() {
 	echo "usage: $0 up|down|status STATE_DIR KUBECONFIG" >&2
@@ -66,9 +68,17 @@ build() {
 	if [[ -x $BIN/metrics-server && $BIN/metrics-server -nt $MODULE/go.mod && $BIN/metrics-server -nt $MODULE/go.sum ]]; then
 		return 0
 	fi
-	log "building metrics-server v0.8.0 (cold: minutes; warm Go cache: seconds)"
 	mkdir -p "$BIN"
+	# The same build linked by another checkout on this machine (tools/bincache.sh).
+	local key
+	key=$(cd "$MODULE" && bincache_key metrics-server "-s -w" file:go.mod file:go.sum)
+	if bincache_get metrics-server "$key" "$BIN/metrics-server"; then
+		log "metrics-server: the build linked earlier on this machine ($BINCACHE)"
+		return 0
+	fi
+	log "building metrics-server v0.8.0 (cold: minutes; warm Go cache: seconds)"
 	(cd "$MODULE" && go build -trimpath -buildvcs=false -ldflags "-s -w" -o "$BIN/metrics-server" sigs.k8s.io/metrics-server/cmd/metrics-server)
+	bincache_put metrics-server "$key" "$BIN/metrics-server"
 }
 
 # certs: a CA of its own and a serving certificate for the name the aggregator checks.
