@@ -64,7 +64,7 @@ cleanup() {
 trap cleanup EXIT
 
 log "building the provider"
-CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$work/provider/terraform-provider-clusterstorage" .
+make --no-print-directory build PROVIDER_BIN="$work/provider/terraform-provider-clusterstorage" >/dev/null
 cat >"$work/dev.tfrc" <<RC
 provider_installation {
   dev_overrides {
