@@ -12,7 +12,8 @@
 #                        kubernetes_persistent_volume_v1) and the table shows the ratios. The
 #                        project never builds or ships that provider; see README (Performance).
 #   BENCH_ONLY           "objects" runs only that benchmark, "volumes" only the next one
-#   BENCH_VOLUMES        local_pv resources with directories over SSH on one node (default 50)
+#   BENCH_VOLUMES        local_pv resources on one node, with directories over SSH and without
+#                        (default 100)
 #   BENCH_EXTRAS         0 skips the benchmarks of scripts/bench-*.sh (fio overhead, k3s migration)
 set -euo pipefail
 
@@ -24,7 +25,7 @@ source scripts/lib.sh
 OBJECTS="${BENCH_OBJECTS:-100}"
 ROUNDS="${BENCH_ROUNDS:-3}"
 CLI="${BENCH_CLI:-$ROOT/bin/terraform}"
-VOLUMES="${BENCH_VOLUMES:-50}"
+VOLUMES="${BENCH_VOLUMES:-100}"
 
 scripts/deps.sh
 make --no-print-directory build bin/terraform >/dev/null
@@ -86,6 +87,7 @@ timed() { # prints "seconds peakMiB anonMiB"
 exec {tick}<> <(:)
 
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+med() { median <"$work/$1.$2"; }
 
 node="$(bin/kube kubectl --kubeconfig "$KUBECONFIG_PATH" get nodes -o 'jsonpath={.items[0].metadata.name}')"
 prefix="bench-$(printf '%04x%04x' $RANDOM $RANDOM)"
@@ -216,7 +218,6 @@ for ((round = 1; round <= ROUNDS; round++)); do
 	done
 done
 
-med() { median <"$work/$1.$2"; }
 ratio() { [[ -s $work/anchor.$2 ]] && printf '%.2fx' "$(bc -l <<<"$(med "$1" "$2") / $(med anchor "$2")")" || echo -; }
 printf '\n%s: %d storage classes + %d local PVs (create_directory = false), %s, medians of %d rounds\n' \
 	"objects" "$OBJECTS" "$OBJECTS" "$("$CLI" version | head -1)" "$ROUNDS"
@@ -239,12 +240,18 @@ printf '(rounds: ours apply %s; plan %s; destroy %s)\n' "$(paste -sd/ "$work/our
 fi
 [[ "${BENCH_ONLY:-}" == objects ]] && exit 0
 
-echo "==> local_pv: $VOLUMES volumes on one node" >&2
+# --- Volumes: VOLUMES local PVs whose directories the provider makes and removes over SSH on one
+# node, against the same VOLUMES without directories through the same provider configuration
+# (issue 13's goal: apply at most 2x, plan at most 1.5x), in interleaved rounds.
+echo "==> local_pv: $VOLUMES volumes on one node, with and without directories" >&2
 BENCH_SSH_PORT="${BENCH_SSH_PORT:-22123}"
 start_sshd "$work/ssh" "$BENCH_SSH_PORT"
 trap 'destroy_left; stop_sshd "$work/ssh"; cleanup_work "$work"; cluster_down_if_started' EXIT
-mkdir -p "$work/pv"
-cat >"$work/pv/main.tf" <<TF
+# volumes_tf RUN DIRECTORIES: the configuration of RUN (dirs or nodirs).
+volumes_tf() {
+	local run=$1 dirs=$2
+	mkdir -p "$work/$run"
+	cat >"$work/$run/main.tf" <<TF
 terraform {
   required_providers {
     clusterstorage = { source = "clusterstorage/clusterstorage" }
@@ -265,26 +272,43 @@ provider "clusterstorage" {
 }
 resource "clusterstorage_local_pv" "bench" {
   count                       = $VOLUMES
-  name                        = "$prefix-dir-\${count.index}"
+  name                        = "$prefix-$run-\${count.index}"
   node                        = "$node"
-  path                        = "$work/disks/vol-\${count.index}"
+  path                        = "$work/disks/$run-\${count.index}"
   capacity                    = "1Gi"
-  delete_directory_on_destroy = true
+  create_directory            = $dirs
+  delete_directory_on_destroy = $dirs
 }
 TF
+}
+volumes_tf dirs true
+volumes_tf nodirs false
 logins() { grep -c "Accepted publickey" "$work/ssh/sshd.log" || true; }
-before=$(logins)
-read -r pv_apply_s pv_apply_mb _ < <(timed "$CLI" -chdir="$work/pv" apply -auto-approve -input=false)
-apply_logins=$(( $(logins) - before ))
-before=$(logins)
-read -r pv_plan_s pv_plan_mb _ < <(timed "$CLI" -chdir="$work/pv" plan -input=false)
-plan_logins=$(( $(logins) - before ))
-read -r pv_destroy_s pv_destroy_mb _ < <(timed "$CLI" -chdir="$work/pv" destroy -auto-approve -input=false)
+for ((round = 1; round <= ROUNDS; round++)); do
+	for run in dirs nodirs; do
+		echo "==> volumes round $round/$ROUNDS: $run" >&2
+		for op in apply plan destroy; do
+			args=(-auto-approve -input=false)
+			[[ $op == plan ]] && args=(-detailed-exitcode -input=false)
+			before=$(logins)
+			read -r s mb _ < <(timed "$CLI" -chdir="$work/$run" "$op" "${args[@]}")
+			echo "$s" >>"$work/$run.$op"
+			echo "$mb" >>"$work/$run.$op-rss"
+			echo $(($(logins) - before)) >>"$work/$run.$op-logins"
+		done
+	done
+done
 
-printf '\n%-44s %10s %14s %12s\n' "local_pv ($VOLUMES resources, one node)" "seconds" "provider MiB" "SSH logins"
-printf '%-44s %10s %14s %12s\n' "terraform apply" "$pv_apply_s" "$pv_apply_mb" "$apply_logins"
-printf '%-44s %10s %14s %12s\n' "terraform plan (no changes)" "$pv_plan_s" "$pv_plan_mb" "$plan_logins"
-printf '%-44s %10s %14s\n' "terraform destroy" "$pv_destroy_s" "$pv_destroy_mb"
+vratio() { printf '%.2fx' "$(bc -l <<<"$(med dirs "$1") / $(med nodirs "$1")")"; }
+printf '\nlocal_pv: %d volumes on one node, %s, medians of %d rounds\n' "$VOLUMES" "$("$CLI" version | head -1)" "$ROUNDS"
+printf '%-24s %16s %16s %8s %6s %14s %12s\n' "" "with directories" "without" "ratio" "goal" "provider MiB" "SSH logins"
+for op in apply plan destroy; do
+	goal=-
+	case $op in apply) goal="2x" ;; plan) goal="1.5x" ;; esac
+	printf '%-24s %16s %16s %8s %6s %14s %12s\n' "$op (s)" "$(med dirs "$op")" "$(med nodirs "$op")" "$(vratio "$op")" "$goal" \
+		"$(med dirs "$op-rss")" "$(med dirs "$op-logins")"
+done
+printf '(rounds with directories: apply %s; plan %s; destroy %s)\n' "$(paste -sd/ "$work/dirs.apply")" "$(paste -sd/ "$work/dirs.plan")" "$(paste -sd/ "$work/dirs.destroy")"
 
 [[ "${BENCH_EXTRAS:-1}" == 1 && -z "${BENCH_ONLY:-}" ]] || exit 0
 for extra in scripts/bench-*.sh; do
