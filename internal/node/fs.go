@@ -9,7 +9,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 )
 
 // ErrDirNotEmpty is wrapped by RemoveDir's error for a directory that still holds entries.
@@ -65,99 +64,17 @@ done`
 // Stat describes path (which must be absolute) without following a final symbolic link. A
 // missing path is not an error: FileInfo.Exists is false.
 //
-// Concurrent Stats on one connection share commands: while one runs, those that arrive wait and
-// then run together as one (a plan refreshing many volumes on a node thus opens a few SSH
-// sessions, not one per volume). A caller whose ctx ends stops waiting; the command runs on for
-// the others, bounded by the target's command timeout.
+// Concurrent Stats on one connection share commands (batch.go): a plan refreshing many volumes
+// on a node opens a few SSH sessions, not one per volume.
 func (h *Host) Stat(ctx context.Context, path string) (FileInfo, error) {
 	if err := checkAbsolute(path); err != nil {
 		return FileInfo{}, err
 	}
-	call := &statCall{path: path, done: make(chan struct{})}
-	h.statBatch().add(h, call)
-	select {
-	case <-call.done:
-	case <-ctx.Done():
-		return FileInfo{}, fmt.Errorf("stat %s on %s: %w", path, h, context.Cause(ctx))
+	record, err := h.runBatched(ctx, batchStat, path)
+	if err != nil {
+		return FileInfo{}, fmt.Errorf("stat %s on %s: %w", path, h, err)
 	}
-	if call.err != nil {
-		return FileInfo{}, fmt.Errorf("stat %s on %s: %w", path, h, call.err)
-	}
-	return call.fi, nil
-}
-
-// maxStatBatch bounds the paths one command describes, keeping its argument list short.
-const maxStatBatch = 256
-
-// statBatch gathers the Stats waiting for one connection and sudo setting.
-type statBatch struct {
-	mu      sync.Mutex
-	queue   []*statCall
-	running bool
-	// commands counts the commands run, for tests.
-	commands int
-}
-
-type statCall struct {
-	path string
-	done chan struct{}
-	fi   FileInfo
-	err  error
-}
-
-func (h *Host) statBatch() *statBatch {
-	if h.target.Sudo && h.target.User != "root" {
-		return &h.conn.sudoStats
-	}
-	return &h.conn.stats
-}
-
-// add queues call and, when no command is running for the batch, starts one.
-func (b *statBatch) add(h *Host, call *statCall) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.queue = append(b.queue, call)
-	if !b.running {
-		b.running = true
-		go b.run(h)
-	}
-}
-
-// run runs commands until the queue is empty. They run in the pool's context, not a caller's:
-// one caller giving up must not fail the others.
-func (b *statBatch) run(h *Host) {
-	for {
-		b.mu.Lock()
-		calls := b.queue[:min(len(b.queue), maxStatBatch)]
-		b.queue = b.queue[len(calls):]
-		if len(calls) == 0 {
-			b.running = false
-			b.mu.Unlock()
-			return
-		}
-		b.commands++
-		b.mu.Unlock()
-		paths := make([]string, len(calls))
-		for i, c := range calls {
-			paths[i] = c.path
-		}
-		res, err := h.Run(h.pool.ctx, Script(statScript, paths...))
-		var records [][]byte
-		if err == nil {
-			records = bytes.Split(res.Stdout, []byte{0})
-			if len(records) != len(calls)+1 || len(records[len(calls)]) != 0 {
-				err = fmt.Errorf("unexpected stat output for %d paths: %q", len(calls), res.Stdout)
-			}
-		}
-		for i, c := range calls {
-			if err != nil {
-				c.err = err
-			} else {
-				c.fi, c.err = parseStat(c.path, records[i])
-			}
-			close(c.done)
-		}
-	}
+	return parseStat(path, record)
 }
 
 // parseStat parses one of statScript's records.
@@ -271,19 +188,27 @@ type DirOptions struct {
 	Group string
 }
 
-// mkdirScript: $1 path, $2 chmod mode or "", $3 chown spec or "". A symbolic link at $1 is
-// refused: chmod would change the mode of whatever it points to (chown -h would not follow it,
-// but chmod has no such option).
+// mkdirScript makes each directory of its (path, chmod mode or "", chown spec or "") triples. A
+// symbolic link at the path is refused: chmod would change the mode of whatever it points to
+// (chown -h would not follow it, but chmod has no such option). Its records: the exit status, a
+// newline and what went wrong.
 const mkdirScript = `LC_ALL=C; export LC_ALL
-if [ -L "$1" ]; then printf '%s is a symbolic link, not a directory: its target is left alone\n' "$1" >&2; exit 1; fi
-mkdir -p -- "$1" || exit 1
-if [ -n "$2" ]; then chmod "$2" -- "$1" || exit 1; fi
-if [ -n "$3" ]; then chown -h -- "$3" "$1" || exit 1; fi`
+one() {
+	if [ -L "$1" ]; then printf '%s is a symbolic link, not a directory: its target is left alone\n' "$1"; return 1; fi
+	mkdir -p -- "$1" || return 1
+	if [ -n "$2" ]; then chmod "$2" -- "$1" || return 1; fi
+	if [ -n "$3" ]; then chown -h -- "$3" "$1" || return 1; fi
+}
+while [ $# -ge 3 ]; do
+	out=$(one "$1" "$2" "$3" 2>&1)
+	printf '%s\n%s\0' "$?" "$out"
+	shift 3
+done`
 
 // MkdirAll makes the directory path (absolute) and any missing parents, then sets its mode and
 // owner as opts says (parents get the defaults). On an existing directory it only sets the mode and
 // owner, so it is safe to repeat. A symbolic link at path is an error: the mode and owner of what
-// it points to are never changed.
+// it points to are never changed. Concurrent calls share commands (batch.go).
 func (h *Host) MkdirAll(ctx context.Context, path string, opts DirOptions) error {
 	if err := checkAbsolute(path); err != nil {
 		return err
@@ -304,51 +229,83 @@ func (h *Host) MkdirAll(ctx context.Context, path string, opts DirOptions) error
 	if opts.Group != "" {
 		owner += ":" + opts.Group
 	}
-	if _, err := h.Run(ctx, Script(mkdirScript, path, mode, owner)); err != nil {
+	record, err := h.runBatched(ctx, batchMkdir, path, mode, owner)
+	if err != nil {
+		return fmt.Errorf("making directory %s on %s: %w", path, h, err)
+	}
+	status, out, err := statusRecord(record)
+	if err == nil && status != 0 {
+		err = fmt.Errorf("exit status %d: %s", status, out)
+	}
+	if err != nil {
 		return fmt.Errorf("making directory %s on %s: %w", path, h, err)
 	}
 	return nil
 }
 
-// removeDirScript removes the empty directory $1, succeeding when it is already gone.
+// removeDirScript removes each empty directory given; a missing one is success. Its records: the
+// exit status, a newline and what went wrong.
 const removeDirScript = `LC_ALL=C; export LC_ALL
-if [ ! -e "$1" ] && [ ! -L "$1" ]; then exit 0; fi
-exec rmdir -- "$1"`
+for p do
+	if [ ! -e "$p" ] && [ ! -L "$p" ]; then printf '0\n\0'; continue; fi
+	out=$(rmdir -- "$p" 2>&1)
+	printf '%s\n%s\0' "$?" "$out"
+done`
 
 // RemoveDir removes the directory path (absolute) if it is empty; a missing directory is success.
-// A directory with entries is left alone and the error wraps ErrDirNotEmpty.
+// A directory with entries is left alone and the error wraps ErrDirNotEmpty. Concurrent calls
+// share commands (batch.go).
 func (h *Host) RemoveDir(ctx context.Context, path string) error {
 	if err := checkAbsolute(path); err != nil {
 		return err
 	}
-	_, err := h.Run(ctx, Script(removeDirScript, path))
-	var exitErr *ExitError
+	record, err := h.runBatched(ctx, batchRemoveDir, path)
+	status, out := 0, ""
+	if err == nil {
+		status, out, err = statusRecord(record)
+	}
 	switch {
-	case err == nil:
+	case err != nil:
+		return fmt.Errorf("removing directory %s on %s: %w", path, h, err)
+	case status == 0:
 		return nil
-	case errors.As(err, &exitErr) && strings.Contains(exitErr.Stderr, "Directory not empty"):
+	case strings.Contains(out, "Directory not empty"):
 		return fmt.Errorf("removing directory %s on %s: %w (it still holds data: empty it first if that data may go)", path, h, ErrDirNotEmpty)
 	default:
-		return fmt.Errorf("removing directory %s on %s: %w", path, h, err)
+		return fmt.Errorf("removing directory %s on %s: exit status %d: %s", path, h, status, out)
 	}
 }
 
 // RealPath returns path (absolute) with every symbolic link in it resolved, as the node sees it
-// (`realpath -m`: components that do not exist yet are kept as written).
+// (`realpath -m`: components that do not exist yet are kept as written). Concurrent calls share
+// commands (batch.go).
 func (h *Host) RealPath(ctx context.Context, path string) (string, error) {
 	if err := checkAbsolute(path); err != nil {
 		return "", err
 	}
-	res, err := h.Run(ctx, NewCommand("realpath", "-m", "--", path))
-	if err != nil {
-		return "", fmt.Errorf("resolving %s on %s: %w", path, h, err)
+	record, err := h.runBatched(ctx, batchRealPath, path)
+	status, out := 0, ""
+	if err == nil {
+		status, out, err = statusRecord(record)
 	}
-	out := strings.TrimSuffix(string(res.Stdout), "\n")
-	if !strings.HasPrefix(out, "/") || strings.Contains(out, "\n") {
-		return "", fmt.Errorf("resolving %s on %s: unexpected output %q", path, h, res.Stdout)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("resolving %s on %s: %w", path, h, err)
+	case status != 0:
+		return "", fmt.Errorf("resolving %s on %s: realpath exited with status %d: %s", path, h, status, out)
+	case !strings.HasPrefix(out, "/") || strings.Contains(out, "\n"):
+		return "", fmt.Errorf("resolving %s on %s: unexpected output %q", path, h, out)
 	}
 	return out, nil
 }
+
+// realPathScript resolves each path given with `realpath -m`. Its records: the exit status, a
+// newline and the resolved path (or what went wrong).
+const realPathScript = `LC_ALL=C; export LC_ALL
+for p do
+	out=$(realpath -m -- "$p" 2>&1)
+	printf '%s\n%s\0' "$?" "$out"
+done`
 
 // ReadFile returns the contents of the file path (absolute). A missing file returns an error
 // wrapping fs.ErrNotExist.

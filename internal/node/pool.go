@@ -195,8 +195,8 @@ type conn struct {
 	client  *ssh.Client
 	dialing *dialAttempt
 
-	// stats and sudoStats gather concurrent Stats into shared commands (see Host.Stat).
-	stats, sudoStats statBatch
+	// batches gather concurrent file operations into shared commands (batch.go).
+	batches batches
 }
 
 // dialAttempt is one handshake that any number of callers wait for.

@@ -1215,3 +1215,114 @@ func TestStat_ConcurrentCallsShareCommands(t *testing.T) {
 		t.Logf("%d concurrent Stats ran %d commands", len(wants), n)
 	}
 }
+
+// Concurrent MkdirAlls, RealPaths and RemoveDirs share commands too; each caller gets its own
+// outcome: a symbolic link, a non-empty directory or a path under a file fails alone, and the
+// directories around it are made, resolved and removed.
+func TestFileOps_ConcurrentCallsShareCommands(t *testing.T) {
+	s := acctest.StartSSHD(t)
+	h := newHost(t, newPool(t, node.PoolOptions{}), target(s))
+	root := t.TempDir()
+	real := filepath.Join(root, "real")
+	if err := os.Mkdir(real, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	link, file := filepath.Join(root, "link"), filepath.Join(root, "file")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const n = 60
+	dirs := make([]string, n)
+	for i := range dirs {
+		dirs[i] = filepath.Join(root, fmt.Sprintf("vol %d 'q'", i), "data")
+	}
+	run := func(each func(i int, p string)) {
+		var wg sync.WaitGroup
+		for i, p := range dirs {
+			wg.Add(1)
+			go func() { defer wg.Done(); each(i, p) }()
+		}
+		wg.Wait()
+	}
+
+	run(func(i int, p string) {
+		if err := h.MkdirAll(t.Context(), p, node.DirOptions{Mode: 0o750}); err != nil {
+			t.Errorf("MkdirAll(%q): %v", p, err)
+		}
+	})
+	var wg sync.WaitGroup
+	bad := map[string]string{link: "is a symbolic link", filepath.Join(file, "sub"): "Not a directory"}
+	for p, want := range bad {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := h.MkdirAll(t.Context(), p, node.DirOptions{Mode: 0o777}); err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("MkdirAll(%q) = %v, want an error saying %q", p, err, want)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, p := range dirs {
+		if fi, err := os.Stat(p); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o750 {
+			t.Errorf("%s after MkdirAll: %v %v", p, fi, err)
+		}
+	}
+	if fi, err := os.Stat(real); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("the link's target changed: %v %v", fi, err)
+	}
+
+	run(func(i int, p string) {
+		via := filepath.Join(link, "..", filepath.Base(filepath.Dir(p)), "data")
+		if i%2 == 1 {
+			via = filepath.Join(link, "x", "y")
+		}
+		got, err := h.RealPath(t.Context(), via)
+		want := p
+		if i%2 == 1 {
+			want = filepath.Join(real, "x", "y")
+		}
+		if err != nil || got != want {
+			t.Errorf("RealPath(%q) = %q, %v; want %q", via, got, err, want)
+		}
+	})
+
+	busy := dirs[0]
+	if err := os.WriteFile(filepath.Join(busy, "keep"), []byte("data"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run(func(i int, p string) {
+		err := h.RemoveDir(t.Context(), p)
+		if p == busy {
+			if !errors.Is(err, node.ErrDirNotEmpty) {
+				t.Errorf("RemoveDir of a non-empty directory: %v", err)
+			}
+			return
+		}
+		if err != nil {
+			t.Errorf("RemoveDir(%q): %v", p, err)
+		}
+	})
+	for _, p := range dirs {
+		_, err := os.Stat(p)
+		if p == busy && err != nil {
+			t.Errorf("the non-empty directory is gone: %v", err)
+		}
+		if p != busy && !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s after RemoveDir: %v", p, err)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(busy, "keep")); err != nil || string(b) != "data" {
+		t.Errorf("the non-empty directory's file: %q %v", b, err)
+	}
+
+	for what, count := range map[string]int{"MkdirAll": node.MkdirCommands(h), "RealPath": node.RealPathCommands(h), "RemoveDir": node.RemoveDirCommands(h)} {
+		if count >= n/2 {
+			t.Errorf("%d concurrent %s calls ran %d commands, want them to share (fewer than %d)", n, what, count, n/2)
+		} else {
+			t.Logf("%d concurrent %s calls ran %d commands", n, what, count)
+		}
+	}
+}
