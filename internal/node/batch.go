@@ -62,7 +62,7 @@ type batches [2][numBatchKinds]batch
 
 func (h *Host) batch(kind batchKind) *batch {
 	sudo := 0
-	if h.target.Sudo && h.target.User != "root" {
+	if h.sudo() {
 		sudo = 1
 	}
 	return &h.conn.batches[sudo][kind]
@@ -108,12 +108,12 @@ func (b *batch) run(h *Host, kind batchKind) {
 		for _, c := range calls {
 			args = append(args, c.args...)
 		}
-		res, err := h.Run(h.pool.ctx, Script(batchScripts[kind], args...))
+		out, err := h.runShared(h.pool.ctx, Script(batchScripts[kind], args...))
 		var records [][]byte
 		if err == nil {
-			records = bytes.Split(res.Stdout, []byte{0})
+			records = bytes.Split(out, []byte{0})
 			if len(records) != len(calls)+1 || len(records[len(calls)]) != 0 {
-				err = fmt.Errorf("unexpected output for %d items: %q", len(calls), res.Stdout)
+				err = fmt.Errorf("unexpected output for %d items: %q", len(calls), out)
 			}
 		}
 		for i, c := range calls {

@@ -133,7 +133,7 @@ func (h *Host) Run(ctx context.Context, cmd Command) (*Result, error) {
 // under a small `sh -c` wrapper that reports its process id on stderr first (Exec removes that
 // line), so nodes need a POSIX sh, as any Linux has.
 func (h *Host) Exec(ctx context.Context, cmd Command, opts ExecOptions) (*Result, error) {
-	sudo := h.target.Sudo && h.target.User != "root"
+	sudo := h.sudo()
 	if sudo {
 		cmd = cmd.prefix("sudo", "-n", "--")
 	}
@@ -144,19 +144,8 @@ func (h *Host) Exec(ctx context.Context, cmd Command, opts ExecOptions) (*Result
 		return nil, fmt.Errorf("command for %s: %w", h, err)
 	}
 
-	timeout, why := h.target.CommandTimeout, ""
-	if opts.Timeout > 0 {
-		timeout = opts.Timeout
-	}
-	if _, bounded := ctx.Deadline(); timeout == 0 && !bounded {
-		timeout = h.pool.opts.DefaultCommandTimeout
-		why = " (the default limit for a command outside an operation with a timeout: is a mount on the node hung, or a process stuck?)"
-	}
-	if timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, timeout, fmt.Errorf("timed out after %s%s: %w", timeout, why, context.DeadlineExceeded))
-		defer cancel()
-	}
+	ctx, cancel := h.commandContext(ctx, opts.Timeout)
+	defer cancel()
 
 	session, err := h.session(ctx)
 	if err != nil {
@@ -181,6 +170,23 @@ func (h *Host) Exec(ctx context.Context, cmd Command, opts ExecOptions) (*Result
 		explainSudo(exitErr, h.target.User)
 	}
 	return res, err
+}
+
+// commandContext bounds one command: by timeout when set, else by Target.CommandTimeout, else by
+// ctx's deadline, else by the pool's DefaultCommandTimeout.
+func (h *Host) commandContext(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+	why := ""
+	if timeout <= 0 {
+		timeout = h.target.CommandTimeout
+	}
+	if _, bounded := ctx.Deadline(); timeout <= 0 && !bounded {
+		timeout = h.pool.opts.DefaultCommandTimeout
+		why = " (the default limit for a command outside an operation with a timeout: is a mount on the node hung, or a process stuck?)"
+	}
+	if timeout <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeoutCause(ctx, timeout, fmt.Errorf("timed out after %s%s: %w", timeout, why, context.DeadlineExceeded))
 }
 
 // session takes a session slot and opens a session, reconnecting once if the pooled connection
@@ -217,6 +223,7 @@ func (h *Host) openSession(ctx context.Context) (*ssh.Session, error) {
 		}
 		session, err := client.NewSession()
 		if err == nil {
+			h.conn.opened.Add(1)
 			return session, nil
 		}
 		var refused *ssh.OpenChannelError

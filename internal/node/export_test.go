@@ -1,5 +1,10 @@
 package node
 
+import (
+	"context"
+	"time"
+)
+
 // StatCommands returns how many commands h's connection ran for Stats.
 func StatCommands(h *Host) int { return batchCommands(h, batchStat) }
 
@@ -17,4 +22,38 @@ func batchCommands(h *Host, kind batchKind) int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.commands
+}
+
+// RunShared runs cmd as the batched file operations' commands run: in the worker shell.
+func RunShared(ctx context.Context, h *Host, cmd Command) ([]byte, error) {
+	return h.runShared(ctx, cmd)
+}
+
+// ShellsStarted returns how many worker shells h's connection started (for h's sudo setting).
+func ShellsStarted(h *Host) int {
+	w := h.workerShell()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.started
+}
+
+// ShellOpen reports whether h's worker shell is open.
+func ShellOpen(h *Host) bool {
+	w := h.workerShell()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.open != nil
+}
+
+// SessionsOpened returns how many SSH sessions h's connection opened.
+func SessionsOpened(h *Host) int64 { return h.conn.opened.Load() }
+
+// SessionsInUse returns how many of h's connection's session slots are taken.
+func SessionsInUse(h *Host) int { return len(h.conn.sessions) }
+
+// SetShellIdle sets how long worker shells stay open without commands, until the test ends.
+func SetShellIdle(t interface{ Cleanup(func()) }, d time.Duration) {
+	old := shellIdle
+	shellIdle = d
+	t.Cleanup(func() { shellIdle = old })
 }

@@ -195,8 +195,12 @@ type conn struct {
 	client  *ssh.Client
 	dialing *dialAttempt
 
-	// batches gather concurrent file operations into shared commands (batch.go).
+	// batches gather concurrent file operations into shared commands (batch.go), which run in
+	// the worker shells, by sudo setting (shell.go).
 	batches batches
+	shells  [2]workerShell
+	// opened counts the sessions opened, for tests.
+	opened atomic.Int64
 }
 
 // dialAttempt is one handshake that any number of callers wait for.
