@@ -12,7 +12,8 @@ import (
 // do much) before the command runs. The small file operations that many resources do at once
 // (Stat, RealPath, MkdirAll, RemoveDir: a plan or apply of many volumes on one node) therefore
 // share commands: while one command of a kind runs on a connection, the calls of that kind that
-// arrive wait, and then run together as the next one.
+// arrive wait, and then run together as the next one. The commands run in the connection's
+// worker shell (shell.go), not in sessions of their own.
 
 // batchKind is one kind of file operation that concurrent callers share commands for.
 type batchKind int

@@ -15,4 +15,9 @@
 // Host keys are verified against known_hosts or pinned keys unless explicitly ignored. A failed
 // command returns an *ExitError with its exit code and stderr; a refused host key a
 // *HostKeyError; a refused login an *AuthError. Cancelling the context stops the remote command.
+//
+// Each Run or Exec is an SSH session of its own. The small file operations that many resources do
+// at once (Stat, RealPath, MkdirAll, RemoveDir) share commands between concurrent callers
+// (batch.go), and those commands run one after another in a long-lived shell per connection
+// (shell.go), so they cost neither a session nor a start of the login shell each.
 package node
