@@ -49,7 +49,7 @@ func (r nodeRun) Run(ctx context.Context) (out []byte, runErr, cleanupErr error)
 	if err != nil {
 		return nil, err, nil
 	}
-	res, err := r.Host.Run(ctx, node.Script(fioCheckScript))
+	version, err := r.Host.RunShort(ctx, node.Script(fioCheckScript))
 	var exitErr *node.ExitError
 	switch {
 	case errors.As(err, &exitErr) && exitErr.ExitCode == 127:
@@ -58,7 +58,7 @@ func (r nodeRun) Run(ctx context.Context) (out []byte, runErr, cleanupErr error)
 	case err != nil:
 		return nil, fmt.Errorf("checking for fio on node %q: %w", r.Node, err), nil
 	}
-	r.log("fio found on the node", map[string]any{"node": r.Node, "version": strings.TrimSpace(string(res.Stdout))})
+	r.log("fio found on the node", map[string]any{"node": r.Node, "version": strings.TrimSpace(string(version))})
 
 	fi, err := r.Host.Stat(ctx, r.Dir)
 	switch {
@@ -77,7 +77,7 @@ func (r nodeRun) Run(ctx context.Context) (out []byte, runErr, cleanupErr error)
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 		defer cancel()
 		r.log("removing the run directory", map[string]any{"node": r.Node, "dir": runDir})
-		if _, err := r.Host.Run(cctx, node.Script(removeRunDirScript, runDir)); err != nil {
+		if _, err := r.Host.RunShort(cctx, node.Script(removeRunDirScript, runDir)); err != nil {
 			cleanupErr = fmt.Errorf("removing %s on node %q: %w", runDir, r.Node, err)
 		}
 	}()
@@ -90,7 +90,7 @@ func (r nodeRun) Run(ctx context.Context) (out []byte, runErr, cleanupErr error)
 		opts.Timeout = totalRuntime(r.Spec) + 10*time.Minute
 	}
 	r.log("running fio on the node", map[string]any{"node": r.Node, "dir": runDir, "fio_args": strings.Join(args, " ")})
-	res, err = r.Host.Exec(ctx, node.NewCommand("fio", args...), opts)
+	res, err := r.Host.Exec(ctx, node.NewCommand("fio", args...), opts)
 	if res != nil {
 		out = append(append(out, res.Stdout...), res.Stderr...)
 	}

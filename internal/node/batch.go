@@ -109,7 +109,7 @@ func (b *batch) run(h *Host, kind batchKind) {
 		for _, c := range calls {
 			args = append(args, c.args...)
 		}
-		out, err := h.runShared(h.pool.ctx, Script(batchScripts[kind], args...))
+		out, err := h.RunShort(h.pool.ctx, Script(batchScripts[kind], args...))
 		var records [][]byte
 		if err == nil {
 			records = bytes.Split(out, []byte{0})

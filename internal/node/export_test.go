@@ -1,7 +1,6 @@
 package node
 
 import (
-	"context"
 	"time"
 )
 
@@ -22,11 +21,6 @@ func batchCommands(h *Host, kind batchKind) int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.commands
-}
-
-// RunShared runs cmd as the batched file operations' commands run: in the worker shell.
-func RunShared(ctx context.Context, h *Host, cmd Command) ([]byte, error) {
-	return h.runShared(ctx, cmd)
 }
 
 // ShellsStarted returns how many worker shells h's connection started (for h's sudo setting).

@@ -72,11 +72,13 @@ func (h *Host) workerShell() *workerShell {
 
 func (h *Host) sudo() bool { return h.target.Sudo && h.target.User != "root" }
 
-// runShared runs cmd, which must not read stdin, in the connection's worker shell, and returns its
-// stdout and stderr together. Without a worker shell (the pool allows a single session per
-// connection, or the shell cannot start) it runs in a session of its own. A non-zero exit returns
-// an *ExitError; a command that the timeout or ctx stops fails as Exec's do.
-func (h *Host) runShared(ctx context.Context, cmd Command) ([]byte, error) {
+// RunShort runs cmd, a short command that reads no stdin, in the connection's worker shell, and
+// returns its stdout and stderr together. Without a worker shell (the pool allows a single session
+// per connection, or the shell cannot start) it runs in a session of its own. A non-zero exit
+// returns an *ExitError; a command that the timeout or ctx stops fails as Exec's do. A command that
+// may run long belongs in Run or Exec: the shell runs one command at a time, and the batched file
+// operations wait behind it.
+func (h *Host) RunShort(ctx context.Context, cmd Command) ([]byte, error) {
 	if cap(h.conn.sessions) < 2 {
 		// The shell would hold the only session.
 		return h.runAlone(ctx, cmd)
@@ -120,7 +122,7 @@ func (h *Host) runShared(ctx context.Context, cmd Command) ([]byte, error) {
 	return h.runAlone(ctx, cmd)
 }
 
-// runAlone runs cmd in a session of its own, with stdout and stderr together as runShared gives them.
+// runAlone runs cmd in a session of its own, with stdout and stderr together as RunShort gives them.
 func (h *Host) runAlone(ctx context.Context, cmd Command) ([]byte, error) {
 	res, err := h.Run(ctx, cmd)
 	if res == nil {

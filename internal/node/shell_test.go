@@ -73,7 +73,7 @@ func TestShell_OutputAndStatus(t *testing.T) {
 		{``, "", 0},
 	}
 	for _, c := range cases {
-		out, err := node.RunShared(t.Context(), h, node.Script(c.script))
+		out, err := h.RunShort(t.Context(), node.Script(c.script))
 		status := 0
 		var exit *node.ExitError
 		if errors.As(err, &exit) {
@@ -97,12 +97,12 @@ func TestShell_TimeoutStopsTheCommand(t *testing.T) {
 	tg := target(s)
 	tg.CommandTimeout = 700 * time.Millisecond
 	h := newHost(t, newPool(t, node.PoolOptions{}), tg)
-	_, err := node.RunShared(t.Context(), h, node.NewCommand("sleep", "44.5"))
+	_, err := h.RunShort(t.Context(), node.NewCommand("sleep", "44.5"))
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "sleep 44.5") {
 		t.Fatalf("want a timeout naming the command, got %v", err)
 	}
 	waitFor(t, "the sleep to be gone", func() bool { return len(processesWith(t, "44.5")) == 0 })
-	out, err := node.RunShared(t.Context(), h, node.NewCommand("echo", "next"))
+	out, err := h.RunShort(t.Context(), node.NewCommand("echo", "next"))
 	if err != nil || string(out) != "next\n" {
 		t.Fatalf("after the timeout: %q, %v", out, err)
 	}
@@ -116,7 +116,7 @@ func TestShell_TimeoutStopsTheCommand(t *testing.T) {
 func TestShell_KilledShellIsReplaced(t *testing.T) {
 	s := acctest.StartSSHD(t)
 	h := newHost(t, newPool(t, node.PoolOptions{}), target(s))
-	out, err := node.RunShared(t.Context(), h, node.Script(`echo "$PPID"`))
+	out, err := h.RunShort(t.Context(), node.Script(`echo "$PPID"`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +175,7 @@ func TestShell_Sudo(t *testing.T) {
 	tg.User = s.AddUser(t, acctest.UserOptions{Sudo: "nopasswd"}).Name
 	tg.Sudo = true
 	h := newHost(t, p, tg)
-	out, err := node.RunShared(t.Context(), h, node.NewCommand("id", "-u"))
+	out, err := h.RunShort(t.Context(), node.NewCommand("id", "-u"))
 	if err != nil || string(out) != "0\n" {
 		t.Fatalf("id -u in the sudo shell: %q, %v", out, err)
 	}
