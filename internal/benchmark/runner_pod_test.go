@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/testenv"
+
 	corev1 "k8s.io/api/core/v1"
 	k8sresource "k8s.io/apimachinery/pkg/api/resource"
 
@@ -89,9 +91,7 @@ func runScript(ctx context.Context, dir string, args []string) ([]byte, error) {
 }
 
 func TestPodScriptRunsFioAndRemovesItsDirectory(t *testing.T) {
-	if _, err := exec.LookPath("fio"); err != nil {
-		t.Skip("fio is not installed")
-	}
+	testenv.LookPath(t, "fio")
 	volume := t.TempDir()
 	keep := filepath.Join(volume, "existing-data")
 	if err := os.WriteFile(keep, []byte("not ours"), 0o600); err != nil {
@@ -123,9 +123,7 @@ func TestPodScriptRunsFioAndRemovesItsDirectory(t *testing.T) {
 }
 
 func TestPodScriptFioErrorKeepsMessage(t *testing.T) {
-	if _, err := exec.LookPath("fio"); err != nil {
-		t.Skip("fio is not installed")
-	}
+	testenv.LookPath(t, "fio")
 	volume := t.TempDir()
 	dir := filepath.Join(volume, runDirPrefix+"test")
 	// An engine fio does not have: fio fails with its own message.
@@ -170,9 +168,7 @@ func TestPodScriptWithoutFio(t *testing.T) {
 }
 
 func TestPodScriptStopsFioOnSIGTERM(t *testing.T) {
-	if _, err := exec.LookPath("fio"); err != nil {
-		t.Skip("fio is not installed")
-	}
+	testenv.LookPath(t, "fio")
 	dir := filepath.Join(t.TempDir(), runDirPrefix+"term")
 	args, err := fio.Args(testSpec(t, time.Minute), dir)
 	if err != nil {
@@ -213,9 +209,5 @@ func TestPodScriptStopsFioOnSIGTERM(t *testing.T) {
 
 func mustLookPath(t *testing.T, name string) string {
 	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		t.Skipf("%s not found", name)
-	}
-	return p
+	return testenv.LookPath(t, name)
 }

@@ -8,17 +8,14 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/testenv"
 )
 
-// fioBinary returns the path of the real fio, skipping the test when it is not
-// installed.
+// fioBinary returns the path of the real fio; without it the test skips, or fails in CI.
 func fioBinary(t *testing.T) string {
 	t.Helper()
-	bin, err := exec.LookPath("fio")
-	if err != nil {
-		t.Skip("fio is not installed (apt-get install -y fio): skipping the test that runs the real fio")
-	}
-	return bin
+	return testenv.LookPath(t, "fio")
 }
 
 // fioRun runs the real fio and returns its stdout followed by its stderr, as

@@ -25,6 +25,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/testenv"
+
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/acctest"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/k3smigration"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/node"
@@ -72,12 +74,10 @@ type standinOptions struct {
 func requireRoot(t *testing.T) {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("the stand-in k3s node mounts filesystems: run as root")
+		testenv.Missing(t, "the stand-in k3s node mounts filesystems: run as root")
 	}
 	for _, tool := range []string{"rsync", "sqlite3", "setfattr", "setfacl", "flock", "mountpoint"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not installed (scripts/deps.sh installs it)", tool)
-		}
+		testenv.LookPath(t, tool)
 	}
 }
 

@@ -6,12 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/testenv"
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/k3smigration"
 )
@@ -495,9 +496,7 @@ func TestMigrate_methods(t *testing.T) {
 
 func TestMigrate_measureWrite(t *testing.T) {
 	t.Parallel() // each stand-in is a node of its own (its directory, sshd, mounts and processes)
-	if _, err := exec.LookPath("fio"); err != nil {
-		t.Skip("fio not installed (scripts/deps.sh installs it)")
-	}
+	testenv.LookPath(t, "fio")
 	s := newStandin(t, standinOptions{})
 	target := filepath.Join(s.Root, "mnt/nvme/k3s")
 	before := snapshot(t, s.Source)

@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/testenv"
 )
 
 // quoteSeeds are strings that break naive quoting; they seed the fuzz tests and the SSH round trip.
@@ -113,7 +115,7 @@ func shells(t testing.TB) []string {
 		}
 	}
 	if len(out) == 0 {
-		t.Skip("no shell found")
+		testenv.Missing(t, "no shell found")
 	}
 	return out
 }

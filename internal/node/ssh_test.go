@@ -21,6 +21,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/testenv"
+
 	"golang.org/x/crypto/ssh"
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/acctest"
@@ -468,9 +470,7 @@ func TestAuth_KeyFileWithPassphrase(t *testing.T) {
 
 func TestAuth_Agent(t *testing.T) {
 	s := acctest.StartSSHD(t)
-	if _, err := exec.LookPath("ssh-agent"); err != nil {
-		t.Skip("ssh-agent is not installed")
-	}
+	testenv.LookPath(t, "ssh-agent")
 	sock := filepath.Join(t.TempDir(), "agent.sock")
 	agentCmd := exec.Command("ssh-agent", "-D", "-a", sock)
 	if err := agentCmd.Start(); err != nil {
@@ -1087,13 +1087,7 @@ func TestWriteFile_ThroughSymlink(t *testing.T) {
 // over the file, and its directory after, so a crash leaves the old or the new file, never an
 // empty one.
 func TestWriteFile_FlushesFileAndDirectory(t *testing.T) {
-	if _, err := exec.LookPath("strace"); err != nil {
-		msg := "strace not found: install it with `apt-get install -y strace` (scripts/deps.sh)"
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	testenv.LookPath(t, "strace")
 	traceFile := filepath.Join(t.TempDir(), "trace")
 	s := acctest.StartSSHDWith(t, acctest.SSHDOptions{ExtraConfig: []string{
 		`ForceCommand strace -f -qq -y -e trace=fsync,fdatasync,rename,renameat,renameat2 -o ` + traceFile + ` sh -c "$SSH_ORIGINAL_COMMAND"`,
