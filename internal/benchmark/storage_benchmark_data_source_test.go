@@ -169,6 +169,10 @@ func TestAccStorageBenchmark_nodePath(t *testing.T) {
 	e := setup(t)
 	sshd := acctest.StartSSHD(t)
 	dir := t.TempDir()
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	resource.ParallelTest(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
@@ -201,6 +205,16 @@ data "clusterstorage_storage_benchmark" "test" {
 %s}
 `, filepath.Join(dir, "missing"), e.node, e.ns, short),
 				ExpectError: acctest.ErrorRegexp(`node_path .*/missing does not exist on node`),
+			},
+			{
+				Config: acctest.ProviderConfigSSH(sshd, e.node) + fmt.Sprintf(`
+data "clusterstorage_storage_benchmark" "test" {
+  node_path = %q
+  node      = %q
+  namespace = %q
+%s}
+`, file, e.node, e.ns, short),
+				ExpectError: acctest.ErrorRegexp(`node_path .*/file on node .* is not a directory \(mode -rw-------\)`),
 			},
 		},
 	})

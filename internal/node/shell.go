@@ -26,7 +26,7 @@ import (
 
 var (
 	// shellIdle is how long a worker shell stays open without commands (a variable for tests).
-	shellIdle = 3 * time.Second
+	shellIdle = 15 * time.Second
 	// shellRetryAfter is how long after a worker shell failed to start the next one is tried.
 	shellRetryAfter = 30 * time.Second
 )
