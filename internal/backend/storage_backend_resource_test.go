@@ -244,9 +244,11 @@ func (f *fixture) deleteClaim(name string) func(*terraform.State) error {
 		if err := f.client.CoreV1().PersistentVolumeClaims(f.ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
 			return err
 		}
-		return kube.Poll(ctx, 250*time.Millisecond, 2*time.Minute, "claim "+name+" and its volume "+pvc.Spec.VolumeName+" to go", func(ctx context.Context) (bool, string, error) {
+		// The claim goes once no pod uses it (pvc-protection): a pod of a workload the apply removed
+		// may take its grace period to end, longer on a loaded machine.
+		return kube.Poll(ctx, 250*time.Millisecond, 5*time.Minute, "claim "+name+" and its volume "+pvc.Spec.VolumeName+" to go", func(ctx context.Context) (bool, string, error) {
 			if _, err := f.client.CoreV1().PersistentVolumeClaims(f.ns).Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-				return false, "claim still there", nil
+				return false, "claim still there" + f.claimUsers(ctx, name), nil
 			}
 			pv, err := f.client.CoreV1().PersistentVolumes().Get(ctx, pvc.Spec.VolumeName, metav1.GetOptions{})
 			if apierrors.IsNotFound(err) {
@@ -258,6 +260,30 @@ func (f *fixture) deleteClaim(name string) func(*terraform.State) error {
 			return false, "volume " + string(pv.Status.Phase) + " " + pv.Status.Message, nil
 		})
 	}
+}
+
+// claimUsers describes the pods of the test's namespace that use claim name, for a wait's message.
+func (f *fixture) claimUsers(ctx context.Context, name string) string {
+	pods, err := f.client.CoreV1().Pods(f.ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return " (listing pods: " + err.Error() + ")"
+	}
+	var users []string
+	for _, p := range pods.Items {
+		for _, v := range p.Spec.Volumes {
+			if c := v.PersistentVolumeClaim; c != nil && c.ClaimName == name {
+				state := string(p.Status.Phase)
+				if p.DeletionTimestamp != nil {
+					state += ", terminating since " + p.DeletionTimestamp.UTC().Format(time.RFC3339)
+				}
+				users = append(users, fmt.Sprintf("pod %s on %s (%s)", p.Name, p.Spec.NodeName, state))
+			}
+		}
+	}
+	if len(users) == 0 {
+		return " (no pod uses it)"
+	}
+	return ", used by " + strings.Join(users, ", ")
 }
 
 func (f *fixture) checkClassBasePath(class, base string) func(*terraform.State) error {
