@@ -173,6 +173,16 @@ func TestAccStorageBenchmark_nodePath(t *testing.T) {
 	if err := os.WriteFile(file, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// badPath is a run on a node_path that is refused before fio runs.
+	badPath := func(nodePath string) string {
+		return acctest.ProviderConfigSSH(sshd, e.node) + fmt.Sprintf(`
+data "clusterstorage_storage_benchmark" "test" {
+  node_path = %q
+  node      = %q
+  namespace = %q
+%s}
+`, nodePath, e.node, e.ns, short)
+	}
 	resource.ParallelTest(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
@@ -197,23 +207,11 @@ data "clusterstorage_storage_benchmark" "test" {
 				),
 			},
 			{
-				Config: acctest.ProviderConfigSSH(sshd, e.node) + fmt.Sprintf(`
-data "clusterstorage_storage_benchmark" "test" {
-  node_path = %q
-  node      = %q
-  namespace = %q
-%s}
-`, filepath.Join(dir, "missing"), e.node, e.ns, short),
+				Config:      badPath(filepath.Join(dir, "missing")),
 				ExpectError: acctest.ErrorRegexp(`node_path .*/missing does not exist on node`),
 			},
 			{
-				Config: acctest.ProviderConfigSSH(sshd, e.node) + fmt.Sprintf(`
-data "clusterstorage_storage_benchmark" "test" {
-  node_path = %q
-  node      = %q
-  namespace = %q
-%s}
-`, file, e.node, e.ns, short),
+				Config:      badPath(file),
 				ExpectError: acctest.ErrorRegexp(`node_path .*/file on node .* is not a directory \(mode -rw-------\)`),
 			},
 		},
