@@ -53,8 +53,12 @@ type ExecConfig struct {
 }
 
 const (
-	defaultQPS   = 50
-	defaultBurst = 100
+	// defaultQPS and defaultBurst are high enough not to slow a large apply: the requests follow
+	// from the configuration (a few per resource), and the API server guards itself (API
+	// Priority and Fairness). At 50 a second, destroying 100 classes and 100 volumes (about 500
+	// requests) took 5.7 s, at 500 a second 2.9 s.
+	defaultQPS   = 500
+	defaultBurst = 1000
 	userAgent    = "terraform-provider-clusterstorage"
 )
 
