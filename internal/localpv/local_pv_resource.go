@@ -40,6 +40,9 @@ const (
 	defaultCreateTimeout = 5 * time.Minute
 	defaultDeleteTimeout = 5 * time.Minute
 	phaseWait            = 10 * time.Second
+	// pvProtectionFinalizer is the finalizer Kubernetes puts on every volume so that one bound to
+	// a claim is not removed while in use.
+	pvProtectionFinalizer = "kubernetes.io/pv-protection"
 )
 
 // NewResource returns the clusterstorage_local_pv resource.
@@ -517,7 +520,8 @@ func (e *replacedError) Error() string {
 
 // deleteAndWait deletes the volume, if it still has the UID uid (when set), and waits until it is
 // gone. A volume still bound to a claim in use is held by Kubernetes' pv-protection finalizer;
-// the error says so.
+// the error says so. A volume no claim holds is released from that finalizer here, as the
+// pv-protection controller would release it (see releaseProtection).
 func deleteAndWait(ctx context.Context, client kubernetes.Interface, name string, uid k8stypes.UID) error {
 	opts := metav1.DeleteOptions{}
 	if uid != "" {
@@ -544,11 +548,36 @@ func deleteAndWait(ctx context.Context, client kubernetes.Interface, name string
 			if uid != "" && pv.UID != uid {
 				return true, "" // ours is gone; a new one took the name
 			}
+			if err := releaseProtection(ctx, client, pv); err != nil {
+				if kube.IsNotFound(err) {
+					return true, "" // the controller released it first
+				}
+				tflog.Debug(ctx, "leaving the pv-protection finalizer to Kubernetes", map[string]any{"name": name, "error": err.Error()})
+			}
 			reason := "finalizers " + strings.Join(pv.Finalizers, ", ")
 			if ref := pv.Spec.ClaimRef; ref != nil && pv.Status.Phase == corev1.VolumeBound {
 				reason = fmt.Sprintf("it is still bound to claim %s/%s (delete the claim, or the pods using it, first)", ref.Namespace, ref.Name)
 			}
 			return false, reason
 		})
+	return err
+}
+
+// releaseProtection removes the kubernetes.io/pv-protection finalizer from a volume being deleted
+// that no claim holds, which makes the API server remove it. It is the step Kubernetes'
+// pv-protection controller takes for such a volume, with the controller's check (the phase is not
+// Bound) and a stricter one (no claim reference at all), made in an update conditioned on the
+// version that was checked: if a claim binds the volume meanwhile, the update fails and the
+// finalizer stays. Doing it here saves the wait for the controller, whose client is rate-limited
+// (kube-controller-manager's default is 20 requests a second, shared by all the volumes being
+// deleted). A volume with other finalizers, or one the check does not clear, is left to them.
+func releaseProtection(ctx context.Context, client kubernetes.Interface, pv *corev1.PersistentVolume) error {
+	if pv.DeletionTimestamp == nil || pv.Spec.ClaimRef != nil || pv.Status.Phase == corev1.VolumeBound ||
+		len(pv.Finalizers) != 1 || pv.Finalizers[0] != pvProtectionFinalizer {
+		return nil
+	}
+	released := pv.DeepCopy()
+	released.Finalizers = nil
+	_, err := client.CoreV1().PersistentVolumes().Update(ctx, released, metav1.UpdateOptions{})
 	return err
 }
