@@ -131,7 +131,7 @@ data "clusterstorage_storage_benchmark" "test" {
   timeouts      = { read = "15s" }
 %s%s}
 `, class, e.ns, podAttributes(), short),
-				ExpectError: acctest.ErrorRegexp(`timed out after .* waiting for pod .* to finish.*Events of pod .*(FailedScheduling|WaitForFirstConsumer|persistent volume)`),
+				ExpectError: acctest.ErrorRegexp(`timed out after .* waiting for pod .* to start: pod is Pending.*Events of pod .*(FailedScheduling|WaitForFirstConsumer|persistent volume)`),
 			},
 			{
 				PreConfig: func() {

@@ -1,9 +1,12 @@
 package benchmark
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -40,10 +43,14 @@ const (
 	pullFailures    = 2
 )
 
-// podScript runs in the fio container: it makes the run directory ($1), runs fio with the other
-// arguments, and removes the directory whatever happens, also when the pod is deleted while fio
-// runs (SIGTERM). fio's JSON goes to stdout, its messages to stderr: both reach the pod's log.
-const podScript = `dir=$1; shift
+// podScript runs in the fio container: it makes the run directory ($1), runs fio with the
+// arguments after $2, and removes the directory whatever happens, also when the pod is deleted
+// while fio runs (SIGTERM). fio's JSON goes to stdout, its messages to stderr: both reach the
+// pod's log. Once fio has exited and the directory is gone, it prints its end line, "$2 <fio's
+// exit status>": the provider reads the log as it is written and is done at that line, without
+// waiting for the kubelet to notice that the container exited (its relist of the containers runs
+// once a second, and the pod's phase followed about 1.7 s after fio's end here).
+const podScript = `dir=$1; end=$2; shift 2
 if ! command -v fio >/dev/null 2>&1; then
 	echo "fio: not found on the PATH of this image; use an image with fio 3.x and sh (attribute image)" >&2
 	exit 127
@@ -56,6 +63,7 @@ pid=$!
 wait "$pid"
 rc=$?
 rm -rf "$dir"
+printf '%s %s\n' "$end" "$rc"
 exit "$rc"`
 
 // podRun is one fio run in a pod on a volume: a temporary claim of a storage class, or an
@@ -76,6 +84,10 @@ type podRun struct {
 }
 
 func (r podRun) name() string { return "clusterstorage-benchmark-" + r.RunID }
+
+// endMarker begins podScript's end line. It carries the run's random ID, so fio's output cannot
+// hold it.
+func (r podRun) endMarker() string { return "clusterstorage-benchmark-end-" + r.RunID }
 
 func (r podRun) labels() map[string]string {
 	return map[string]string{labelManagedBy: managedBy, labelComponent: "benchmark", LabelRun: r.RunID}
@@ -143,7 +155,7 @@ func (r podRun) pod(args []string, runDir, expires string, activeDeadline int64)
 				Name:            containerName,
 				Image:           r.Image,
 				ImagePullPolicy: corev1.PullPolicy(r.PullPolicy),
-				Command:         append([]string{"sh", "-c", podScript, "sh", runDir}, args...),
+				Command:         append([]string{"sh", "-c", podScript, "sh", runDir, r.endMarker()}, args...),
 				VolumeMounts:    []corev1.VolumeMount{{Name: "data", MountPath: mountPath}},
 				SecurityContext: containerSecurity(),
 			}},
@@ -200,26 +212,27 @@ func (r podRun) Run(ctx context.Context) (out []byte, runErr, cleanupErr error) 
 		return nil, err, nil
 	}
 
-	pod, err := r.wait(ctx)
+	pod, err := r.wait(ctx, "to start", started)
 	if err != nil {
 		return nil, r.explain(err), nil
 	}
-	err = kube.Poll(ctx, pollInterval, 30*time.Second, "the log of pod "+ns+"/"+r.name(), func(ctx context.Context) (bool, string, error) {
-		limit := maxLogBytes + 1
-		out, err = r.Client.CoreV1().Pods(ns).GetLogs(r.name(), &corev1.PodLogOptions{Container: containerName, LimitBytes: &limit}).DoRaw(ctx)
-		if ended(ctx) || transient(err) {
-			return false, fmt.Sprint(err), nil
+	if pod.Status.Phase == corev1.PodRunning {
+		if out, status, ok := r.follow(ctx); ok {
+			r.log("fio finished (the script's end line is in the log)", map[string]any{"name": r.name(), "exit_status": status, "log_bytes": len(out)})
+			if status != 0 {
+				return out, r.failed(out, fmt.Sprintf("fio exited with status %d", status)), nil
+			}
+			return out, nil, nil
 		}
-		if err != nil {
-			return false, "", err
-		}
-		return true, "", nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("reading the log of pod %s/%s: %w", ns, r.name(), err), nil
 	}
-	if int64(len(out)) > maxLogBytes {
-		return nil, fmt.Errorf("the log of pod %s/%s is larger than %d MiB, more than fio's JSON output can be: the image's fio or sh prints something else", ns, r.name(), maxLogBytes>>20), nil
+	// The end line never came (the container was stopped, the stream broke): the pod's phase
+	// and its whole log say how the run ended.
+	if pod, err = r.wait(ctx, "to finish", finished); err != nil {
+		return nil, r.explain(err), nil
+	}
+	out, err = r.readLog(ctx)
+	if err != nil {
+		return nil, err, nil
 	}
 	fields := map[string]any{"name": r.name(), "phase": string(pod.Status.Phase), "log_bytes": len(out), "pod_created": pod.CreationTimestamp.UTC().Format(time.RFC3339)}
 	for _, cs := range pod.Status.ContainerStatuses {
@@ -231,13 +244,85 @@ func (r podRun) Run(ctx context.Context) (out []byte, runErr, cleanupErr error) 
 	}
 	r.log("fio pod finished", fields)
 	if pod.Status.Phase == corev1.PodFailed {
-		// fio's own message is in the log; let the parser find it.
-		if _, perr := fio.Parse(out); perr != nil {
-			return out, perr, nil
-		}
-		return out, fmt.Errorf("pod %s/%s failed (%s) although fio reported results: %s", ns, r.name(), terminated(pod), lastLines(out, 20)), nil
+		return out, r.failed(out, terminated(pod)), nil
 	}
 	return out, nil, nil
+}
+
+// failed is the error of a run whose fio exited with an error (how says how): fio's own message
+// when the log has one, for the parser to find.
+func (r podRun) failed(out []byte, how string) error {
+	if _, perr := fio.Parse(out); perr != nil {
+		return perr
+	}
+	return fmt.Errorf("pod %s/%s failed (%s) although fio reported results: %s", r.Target.Namespace, r.name(), how, lastLines(out, 20))
+}
+
+// follow reads the fio container's log as it is written, until podScript's end line. It returns
+// the log before that line and fio's exit status; ok is false when the log ended or broke
+// without it (the container was stopped, the API server restarted, the log outgrew
+// maxLogBytes).
+func (r podRun) follow(ctx context.Context) (out []byte, status int, ok bool) {
+	limit := maxLogBytes + 1
+	stream, err := r.Client.CoreV1().Pods(r.Target.Namespace).GetLogs(r.name(), &corev1.PodLogOptions{Container: containerName, Follow: true, LimitBytes: &limit}).Stream(ctx)
+	if err != nil {
+		r.log("cannot follow the fio pod's log; waiting for the pod to finish", map[string]any{"name": r.name(), "error": err.Error()})
+		return nil, 0, false
+	}
+	defer stream.Close()
+	return endLine(bufio.NewReader(stream), r.endMarker())
+}
+
+// endLine reads lines from log until one holds marker followed by an exit status, and returns
+// what came before the marker and that status.
+func endLine(log *bufio.Reader, marker string) (out []byte, status int, ok bool) {
+	var buf bytes.Buffer
+	for {
+		line, err := log.ReadBytes('\n')
+		if i := bytes.Index(line, []byte(marker+" ")); i >= 0 {
+			if status, convErr := strconv.Atoi(strings.TrimSpace(string(line[i+len(marker)+1:]))); convErr == nil {
+				buf.Write(line[:i])
+				return buf.Bytes(), status, true
+			}
+		}
+		buf.Write(line)
+		if err != nil {
+			return nil, 0, false
+		}
+	}
+}
+
+// readLog reads the finished fio container's whole log.
+func (r podRun) readLog(ctx context.Context) ([]byte, error) {
+	ns := r.Target.Namespace
+	var out []byte
+	err := kube.Poll(ctx, pollInterval, 30*time.Second, "the log of pod "+ns+"/"+r.name(), func(ctx context.Context) (bool, string, error) {
+		limit := maxLogBytes + 1
+		var err error
+		out, err = r.Client.CoreV1().Pods(ns).GetLogs(r.name(), &corev1.PodLogOptions{Container: containerName, LimitBytes: &limit}).DoRaw(ctx)
+		if ended(ctx) || transient(err) {
+			return false, fmt.Sprint(err), nil
+		}
+		if err != nil {
+			return false, "", err
+		}
+		return true, "", nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading the log of pod %s/%s: %w", ns, r.name(), err)
+	}
+	if int64(len(out)) > maxLogBytes {
+		return nil, fmt.Errorf("the log of pod %s/%s is larger than %d MiB, more than fio's JSON output can be: the image's fio or sh prints something else", ns, r.name(), maxLogBytes>>20)
+	}
+	return out, nil
+}
+
+func started(p *corev1.Pod) bool {
+	return p.Status.Phase == corev1.PodRunning || finished(p)
+}
+
+func finished(p *corev1.Pod) bool {
+	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
 }
 
 // createPod creates the pod. In a namespace made moments ago the ServiceAccount admission refuses
@@ -263,14 +348,14 @@ func (r podRun) createPod(ctx context.Context, pod *corev1.Pod) error {
 	return nil
 }
 
-// wait polls the pod until it has succeeded or failed, or ctx ends. An image the node cannot get
-// ends the wait at once.
-func (r podRun) wait(ctx context.Context) (*corev1.Pod, error) {
+// wait polls the pod until done holds for it (it started, or finished), or ctx ends. An image the
+// node cannot get ends the wait at once.
+func (r podRun) wait(ctx context.Context, what string, done func(*corev1.Pod) bool) (*corev1.Pod, error) {
 	var pod *corev1.Pod
 	var fatal error
 	lastPhase := corev1.PodPhase("")
 	nextEvents := time.Now().Add(eventsInterval)
-	err := kube.Poll(ctx, pollInterval, time.Until(deadline(ctx)), "pod "+r.Target.Namespace+"/"+r.name()+" to finish", func(ctx context.Context) (bool, string, error) {
+	err := kube.Poll(ctx, pollInterval, time.Until(deadline(ctx)), "pod "+r.Target.Namespace+"/"+r.name()+" "+what, func(ctx context.Context) (bool, string, error) {
 		p, err := r.Client.CoreV1().Pods(r.Target.Namespace).Get(ctx, r.name(), metav1.GetOptions{})
 		switch {
 		case ended(ctx):
@@ -288,8 +373,7 @@ func (r podRun) wait(ctx context.Context) (*corev1.Pod, error) {
 			lastPhase = p.Status.Phase
 			r.log("fio pod phase", map[string]any{"name": r.name(), "phase": string(p.Status.Phase), "node": p.Spec.NodeName})
 		}
-		switch p.Status.Phase {
-		case corev1.PodSucceeded, corev1.PodFailed:
+		if done(p) {
 			return true, "", nil
 		}
 		reason := pendingReason(p)

@@ -1,8 +1,10 @@
 package benchmark
 
 import (
-	"context"
+	"bufio"
+	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -67,7 +69,7 @@ func TestPodSpec(t *testing.T) {
 	if ctr.Image != "example/fio" || ctr.ImagePullPolicy != corev1.PullNever || !p.Spec.HostNetwork || p.Spec.RestartPolicy != corev1.RestartPolicyNever {
 		t.Errorf("pod spec = %+v", p.Spec)
 	}
-	if got := ctr.Command[:5]; got[0] != "sh" || got[2] != podScript || got[4] != "/data/.clusterstorage-benchmark-0123abcd" {
+	if got := ctr.Command[:6]; got[0] != "sh" || got[2] != podScript || got[4] != "/data/.clusterstorage-benchmark-0123abcd" || got[5] != "clusterstorage-benchmark-end-0123abcd" {
 		t.Errorf("command = %q", got)
 	}
 	terms := p.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
@@ -84,10 +86,47 @@ func TestPodSpec(t *testing.T) {
 	}
 }
 
-// runScript runs podScript with the local sh and fio, the way the container runs it.
-func runScript(ctx context.Context, dir string, args []string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, "sh", append([]string{"-c", podScript, "sh", dir}, args...)...)
-	return cmd.CombinedOutput()
+const testMarker = "clusterstorage-benchmark-end-test"
+
+// runScript runs podScript with the local sh and fio, the way the container runs it, and reads
+// its output as the provider reads the pod's log: up to the end line, whose status must be the
+// script's own.
+func runScript(t *testing.T, dir string, args []string) ([]byte, error) {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), "sh", append([]string{"-c", podScript, "sh", dir, testMarker}, args...)...)
+	raw, err := cmd.CombinedOutput()
+	out, status, ok := endLine(bufio.NewReader(bytes.NewReader(raw)), testMarker)
+	if !ok {
+		t.Fatalf("no end line in the script's output (%v):\n%s", err, raw)
+	}
+	if status != cmd.ProcessState.ExitCode() {
+		t.Errorf("end line status %d, script exit status %d", status, cmd.ProcessState.ExitCode())
+	}
+	if !bytes.HasSuffix(raw, []byte(fmt.Sprintf("%s %d\n", testMarker, status))) {
+		t.Errorf("the end line is not the script's last output:\n%s", raw)
+	}
+	return out, err
+}
+
+func TestEndLine(t *testing.T) {
+	for _, tc := range []struct {
+		log, out string
+		status   int
+		ok       bool
+	}{
+		{log: "{}\nend 0\n", out: "{}\n", ok: true},
+		{log: "fio: error\nend 1\n", out: "fio: error\n", status: 1, ok: true},
+		{log: "{\"no newline\": 1}end 0\n", out: "{\"no newline\": 1}", ok: true},
+		{log: "end 0", out: "", ok: true}, // the stream ended right after it
+		{log: "{}\n"},                    // stopped before its end
+		{log: "end of something\nend x\n"},
+		{log: ""},
+	} {
+		out, status, ok := endLine(bufio.NewReader(strings.NewReader(tc.log)), "end")
+		if string(out) != tc.out || status != tc.status || ok != tc.ok {
+			t.Errorf("endLine(%q) = %q, %d, %v; want %q, %d, %v", tc.log, out, status, ok, tc.out, tc.status, tc.ok)
+		}
+	}
 }
 
 func TestPodScriptRunsFioAndRemovesItsDirectory(t *testing.T) {
@@ -103,7 +142,7 @@ func TestPodScriptRunsFioAndRemovesItsDirectory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := runScript(t.Context(), dir, args)
+	out, err := runScript(t, dir, args)
 	if err != nil {
 		t.Fatalf("script failed: %v\n%s", err, out)
 	}
@@ -133,7 +172,7 @@ func TestPodScriptFioErrorKeepsMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 	args = append(args, "--ioengine=nosuchengine")
-	out, err := runScript(t.Context(), dir, args)
+	out, err := runScript(t, dir, args)
 	if err == nil {
 		t.Fatalf("script succeeded:\n%s", out)
 	}
@@ -154,7 +193,7 @@ func TestPodScriptWithoutFio(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cmd := exec.CommandContext(t.Context(), mustLookPath(t, "sh"), "-c", podScript, "sh", filepath.Join(t.TempDir(), "run"), "--name=x")
+	cmd := exec.CommandContext(t.Context(), mustLookPath(t, "sh"), "-c", podScript, "sh", filepath.Join(t.TempDir(), "run"), testMarker, "--name=x")
 	cmd.Env = []string{"PATH=" + bin}
 	out, err := cmd.CombinedOutput()
 	var exitErr *exec.ExitError
@@ -174,7 +213,9 @@ func TestPodScriptStopsFioOnSIGTERM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.CommandContext(t.Context(), "sh", append([]string{"-c", podScript, "sh", dir}, args...)...)
+	cmd := exec.CommandContext(t.Context(), "sh", append([]string{"-c", podScript, "sh", dir, testMarker}, args...)...)
+	var output bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &output, &output
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -198,6 +239,9 @@ func TestPodScriptStopsFioOnSIGTERM(t *testing.T) {
 	var exitErr *exec.ExitError
 	if !errors.As(err, &exitErr) || exitErr.ExitCode() != 143 {
 		t.Errorf("exit = %v, want status 143", err)
+	}
+	if strings.Contains(output.String(), testMarker) {
+		t.Errorf("a stopped run printed the end line:\n%s", output.String())
 	}
 	if took := time.Since(start); took > 10*time.Second {
 		t.Errorf("stopping took %s, longer than the pod's grace period", took)
