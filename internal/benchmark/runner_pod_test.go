@@ -118,7 +118,7 @@ func TestEndLine(t *testing.T) {
 		{log: "fio: error\nend 1\n", out: "fio: error\n", status: 1, ok: true},
 		{log: "{\"no newline\": 1}end 0\n", out: "{\"no newline\": 1}", ok: true},
 		{log: "end 0", out: "", ok: true}, // the stream ended right after it
-		{log: "{}\n"},                    // stopped before its end
+		{log: "{}\n"},                     // stopped before its end
 		{log: "end of something\nend x\n"},
 		{log: ""},
 	} {
