@@ -269,7 +269,7 @@ func (r podRun) follow(ctx context.Context) (out []byte, status int, ok bool) {
 		r.log("cannot follow the fio pod's log; waiting for the pod to finish", map[string]any{"name": r.name(), "error": err.Error()})
 		return nil, 0, false
 	}
-	defer stream.Close()
+	defer stream.Close() //nolint:errcheck // read to the end line or to its failure either way.
 	return endLine(bufio.NewReader(stream), r.endMarker())
 }
 
