@@ -11,7 +11,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -119,100 +118,8 @@ func GetNode(ctx context.Context, client kubernetes.Interface, name string) (*co
 	return n, nil
 }
 
-// WatchPersistentVolume waits, with a watch rather than polling, until done holds for the
-// PersistentVolume named name; done sees nil once the volume is gone. last is the version the
-// caller already has (a create's response), or nil to read the volume first. It returns the
-// last version seen (nil when gone), also on a timeout, whose error says what was awaited and
-// done's last reason. A watch the API server ends or breaks is resumed from a fresh read.
-func WatchPersistentVolume(ctx context.Context, client kubernetes.Interface, name string, last *corev1.PersistentVolume,
-	timeout time.Duration, what string, done func(pv *corev1.PersistentVolume) (bool, string)) (*corev1.PersistentVolume, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	pvs := client.CoreV1().PersistentVolumes()
-	var reason string
-	ended := func() (*corev1.PersistentVolume, error) {
-		msg := fmt.Sprintf("timed out after %s waiting for %s", timeout, what)
-		if reason != "" {
-			msg += ": " + reason
-		}
-		if ctx.Err() == context.Canceled {
-			msg = fmt.Sprintf("cancelled while waiting for %s", what)
-		}
-		return last, fmt.Errorf("%s", msg)
-	}
-	fresh := last == nil
-	for {
-		if fresh {
-			pv, err := pvs.Get(ctx, name, metav1.GetOptions{})
-			switch {
-			case IsNotFound(err):
-				last = nil
-			case err != nil:
-				reason = err.Error()
-				select { // the API server restarting: try again shortly
-				case <-ctx.Done():
-					return ended()
-				case <-time.After(250 * time.Millisecond):
-				}
-				continue
-			default:
-				last = pv
-			}
-		}
-		fresh = true
-		ok, r := done(last)
-		if ok {
-			return last, nil
-		}
-		if r != "" {
-			reason = r
-		}
-		if last == nil {
-			return nil, fmt.Errorf("PersistentVolume %s is gone while waiting for %s", name, what)
-		}
-		w, err := pvs.Watch(ctx, metav1.ListOptions{
-			FieldSelector:   fields.OneTermEqualSelector("metadata.name", name).String(),
-			ResourceVersion: last.ResourceVersion,
-		})
-		if err != nil {
-			if ctx.Err() != nil {
-				return ended()
-			}
-			reason = err.Error()
-			continue
-		}
-		for watching := true; watching; {
-			select {
-			case <-ctx.Done():
-				w.Stop()
-				return ended()
-			case ev, open := <-w.ResultChan():
-				if !open || ev.Type == watch.Error {
-					watching = false // resume from a fresh read
-					break
-				}
-				pv, isPV := ev.Object.(*corev1.PersistentVolume)
-				if !isPV {
-					continue
-				}
-				last = pv
-				if ev.Type == watch.Deleted {
-					last = nil
-				}
-				ok, r := done(last)
-				if ok {
-					w.Stop()
-					return last, nil
-				}
-				if r != "" {
-					reason = r
-				}
-				if last == nil {
-					w.Stop()
-					return nil, fmt.Errorf("PersistentVolume %s is gone while waiting for %s", name, what)
-				}
-			}
-		}
-		w.Stop()
-	}
+// PodFinished reports whether all of a pod's containers have terminated for good: its phase is
+// Succeeded or Failed.
+func PodFinished(p *corev1.Pod) bool {
+	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
 }

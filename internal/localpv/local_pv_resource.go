@@ -417,9 +417,9 @@ func (r *Resource) ImportState(ctx context.Context, req resource.ImportStateRequ
 func settled(ctx context.Context, client kubernetes.Interface, pv *corev1.PersistentVolume) *corev1.PersistentVolume {
 	// A timeout only ends the wait; the volume exists either way. A volume deleted meanwhile is
 	// recorded as created: the next refresh finds it gone.
-	latest, _ := kube.WatchPersistentVolume(ctx, client, pv.Name, pv, phaseWait, "the volume's phase",
-		func(got *corev1.PersistentVolume) (bool, string) {
-			return got != nil && got.Status.Phase != "" && got.Status.Phase != corev1.VolumePending, ""
+	latest, _ := kube.WaitFor(ctx, client.CoreV1().PersistentVolumes(), pv.Name, pv, kube.Wait{What: "the volume's phase", Timeout: phaseWait},
+		func(got *corev1.PersistentVolume) (bool, string, error) {
+			return got != nil && got.Status.Phase != "" && got.Status.Phase != corev1.VolumePending, "", nil
 		})
 	if latest == nil || latest.UID != pv.UID {
 		return pv
@@ -540,17 +540,17 @@ func deleteAndWait(ctx context.Context, client kubernetes.Interface, name string
 		return err
 	}
 	deadline, _ := ctx.Deadline()
-	_, err = kube.WatchPersistentVolume(ctx, client, name, nil, time.Until(deadline), "PersistentVolume "+name+" to be deleted",
-		func(pv *corev1.PersistentVolume) (bool, string) {
+	_, err = kube.WaitFor(ctx, client.CoreV1().PersistentVolumes(), name, nil, kube.Wait{What: "PersistentVolume " + name + " to be deleted", Timeout: time.Until(deadline)},
+		func(pv *corev1.PersistentVolume) (bool, string, error) {
 			if pv == nil {
-				return true, ""
+				return true, "", nil
 			}
 			if uid != "" && pv.UID != uid {
-				return true, "" // ours is gone; a new one took the name
+				return true, "", nil // ours is gone; a new one took the name
 			}
 			if err := releaseProtection(ctx, client, pv); err != nil {
 				if kube.IsNotFound(err) {
-					return true, "" // the controller released it first
+					return true, "", nil // the controller released it first
 				}
 				tflog.Debug(ctx, "leaving the pv-protection finalizer to Kubernetes", map[string]any{"name": name, "error": err.Error()})
 			}
@@ -558,7 +558,7 @@ func deleteAndWait(ctx context.Context, client kubernetes.Interface, name string
 			if ref := pv.Spec.ClaimRef; ref != nil && pv.Status.Phase == corev1.VolumeBound {
 				reason = fmt.Sprintf("it is still bound to claim %s/%s (delete the claim, or the pods using it, first)", ref.Namespace, ref.Name)
 			}
-			return false, reason
+			return false, reason, nil
 		})
 	return err
 }
