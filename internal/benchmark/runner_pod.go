@@ -13,7 +13,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/fio"
@@ -208,11 +207,12 @@ func (r podRun) Run(ctx context.Context) (out []byte, runErr, cleanupErr error) 
 	}
 	r.log("creating the fio pod", map[string]any{"namespace": ns, "name": r.name(), "image": r.Image, "claim": r.claimName(), "fio_args": strings.Join(args, " ")})
 	created.pod = r.name()
-	if err := r.createPod(ctx, r.pod(args, runDir, expiresAt(ctx), max(int64(time.Until(deadline(ctx))/time.Second), 1))); err != nil {
+	pod, err := r.createPod(ctx, r.pod(args, runDir, expiresAt(ctx), max(int64(time.Until(deadline(ctx))/time.Second), 1)))
+	if err != nil {
 		return nil, err, nil
 	}
 
-	pod, err := r.wait(ctx, "to start", started)
+	pod, err = r.wait(ctx, pod, "to start", started)
 	if err != nil {
 		return nil, r.explain(err), nil
 	}
@@ -227,7 +227,7 @@ func (r podRun) Run(ctx context.Context) (out []byte, runErr, cleanupErr error) 
 	}
 	// The end line never came (the container was stopped, the stream broke): the pod's phase
 	// and its whole log say how the run ended.
-	if pod, err = r.wait(ctx, "to finish", finished); err != nil {
+	if pod, err = r.wait(ctx, pod, "to finish", kube.PodFinished); err != nil {
 		return nil, r.explain(err), nil
 	}
 	out, err = r.readLog(ctx)
@@ -300,7 +300,7 @@ func (r podRun) readLog(ctx context.Context) ([]byte, error) {
 		limit := maxLogBytes + 1
 		var err error
 		out, err = r.Client.CoreV1().Pods(ns).GetLogs(r.name(), &corev1.PodLogOptions{Container: containerName, LimitBytes: &limit}).DoRaw(ctx)
-		if ended(ctx) || transient(err) {
+		if ended(ctx) || kube.Transient(err) {
 			return false, fmt.Sprint(err), nil
 		}
 		if err != nil {
@@ -318,23 +318,19 @@ func (r podRun) readLog(ctx context.Context) ([]byte, error) {
 }
 
 func started(p *corev1.Pod) bool {
-	return p.Status.Phase == corev1.PodRunning || finished(p)
-}
-
-func finished(p *corev1.Pod) bool {
-	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+	return p.Status.Phase == corev1.PodRunning || kube.PodFinished(p)
 }
 
 // createPod creates the pod. In a namespace made moments ago the ServiceAccount admission refuses
 // pods until the namespace's default ServiceAccount exists: that refusal is retried until ctx ends.
-func (r podRun) createPod(ctx context.Context, pod *corev1.Pod) error {
+func (r podRun) createPod(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, error) {
 	ns := r.Target.Namespace
-	var created bool
+	var created *corev1.Pod
 	err := kube.Poll(ctx, pollInterval, time.Until(deadline(ctx)), "the default ServiceAccount of namespace "+ns, func(ctx context.Context) (bool, string, error) {
-		_, err := r.Client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+		p, err := r.Client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
 		switch {
 		case err == nil:
-			created = true
+			created = p
 			return true, "", nil
 		case apierrors.IsForbidden(err) && strings.Contains(err.Error(), "serviceaccount") && strings.Contains(err.Error(), "not found"):
 			return false, err.Error(), nil
@@ -342,61 +338,50 @@ func (r podRun) createPod(ctx context.Context, pod *corev1.Pod) error {
 			return false, "", err
 		}
 	})
-	if err != nil || !created {
-		return fmt.Errorf("creating pod %s/%s: %w", ns, r.name(), err)
+	if err != nil || created == nil {
+		return nil, fmt.Errorf("creating pod %s/%s: %w", ns, r.name(), err)
 	}
-	return nil
+	return created, nil
 }
 
-// wait polls the pod until done holds for it (it started, or finished), or ctx ends. An image the
-// node cannot get ends the wait at once.
-func (r podRun) wait(ctx context.Context, what string, done func(*corev1.Pod) bool) (*corev1.Pod, error) {
-	var pod *corev1.Pod
-	var fatal error
+// wait watches the pod, from the version last, until done holds for it (it started, or
+// finished), or ctx ends. A pod that can never start (an image the node cannot get, a sandbox
+// that keeps failing) ends the wait at once.
+func (r podRun) wait(ctx context.Context, last *corev1.Pod, what string, done func(*corev1.Pod) bool) (*corev1.Pod, error) {
+	ns := r.Target.Namespace
 	lastPhase := corev1.PodPhase("")
 	nextEvents := time.Now().Add(eventsInterval)
-	err := kube.Poll(ctx, pollInterval, time.Until(deadline(ctx)), "pod "+r.Target.Namespace+"/"+r.name()+" "+what, func(ctx context.Context) (bool, string, error) {
-		p, err := r.Client.CoreV1().Pods(r.Target.Namespace).Get(ctx, r.name(), metav1.GetOptions{})
-		switch {
-		case ended(ctx):
-			return false, "", nil // Poll reports the cancellation or the timeout
-		case kube.IsNotFound(err):
-			return false, "", fmt.Errorf("pod %s/%s was deleted while fio ran", r.Target.Namespace, r.name())
-		case transient(err):
-			// The API server may be restarting: keep asking until the deadline.
-			return false, "reading the pod: " + err.Error(), nil
-		case err != nil:
-			return false, "", fmt.Errorf("reading pod %s/%s: %w", r.Target.Namespace, r.name(), err)
-		}
-		pod = p
-		if p.Status.Phase != lastPhase {
-			lastPhase = p.Status.Phase
-			r.log("fio pod phase", map[string]any{"name": r.name(), "phase": string(p.Status.Phase), "node": p.Spec.NodeName})
-		}
-		if done(p) {
-			return true, "", nil
-		}
-		reason := pendingReason(p)
-		if p.Status.Phase == corev1.PodPending && time.Now().After(nextEvents) {
-			nextEvents = time.Now().Add(eventsInterval)
-			if err := r.cannotStart(ctx); err != nil {
-				fatal = err
-				return true, "", nil //nolint:nilerr // ends the poll; fatal is returned after it
+	pod, err := kube.WaitFor(ctx, r.Client.CoreV1().Pods(ns), r.name(), last,
+		kube.Wait{What: "pod " + ns + "/" + r.name() + " " + what, Timeout: time.Until(deadline(ctx)), Recheck: eventsInterval},
+		func(p *corev1.Pod) (bool, string, error) {
+			if p == nil {
+				return false, "", fmt.Errorf("pod %s/%s was deleted while fio ran", ns, r.name())
 			}
-		}
-		for _, cs := range p.Status.ContainerStatuses {
-			if w := cs.State.Waiting; w != nil {
-				switch w.Reason {
-				case "ErrImageNeverPull", "InvalidImageName", "CreateContainerConfigError":
-					fatal = fmt.Errorf("the fio container cannot start: %s: %s", w.Reason, w.Message)
-					return true, "", nil
+			if p.Status.Phase != lastPhase {
+				lastPhase = p.Status.Phase
+				r.log("fio pod phase", map[string]any{"name": r.name(), "phase": string(p.Status.Phase), "node": p.Spec.NodeName})
+			}
+			if done(p) {
+				return true, "", nil
+			}
+			if p.Status.Phase == corev1.PodPending && time.Now().After(nextEvents) {
+				nextEvents = time.Now().Add(eventsInterval)
+				if err := r.cannotStart(ctx); err != nil {
+					return false, "", err
 				}
 			}
-		}
-		return false, reason, nil
-	})
-	if fatal != nil {
-		return pod, fatal
+			for _, cs := range p.Status.ContainerStatuses {
+				if w := cs.State.Waiting; w != nil {
+					switch w.Reason {
+					case "ErrImageNeverPull", "InvalidImageName", "CreateContainerConfigError":
+						return false, "", fmt.Errorf("the fio container cannot start: %s: %s", w.Reason, w.Message)
+					}
+				}
+			}
+			return false, pendingReason(p), nil
+		})
+	if pod == nil {
+		pod = last
 	}
 	return pod, err
 }
@@ -431,17 +416,6 @@ func (r podRun) cannotStart(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-// transient reports whether a failed API request is worth repeating: the server was unreachable,
-// restarting or overloaded. Errors about credentials or the request itself are not.
-func transient(err error) bool {
-	if err == nil {
-		return false
-	}
-	return utilnet.IsConnectionRefused(err) || utilnet.IsConnectionReset(err) || utilnet.IsProbableEOF(err) ||
-		apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) || apierrors.IsTooManyRequests(err) ||
-		apierrors.IsServiceUnavailable(err) || apierrors.IsInternalError(err)
 }
 
 // ended reports whether ctx was cancelled or timed out: a request that failed then is not a
@@ -530,34 +504,31 @@ type cleanup struct {
 	claim     *corev1.PersistentVolumeClaim
 }
 
-// run deletes the pod, then the claim, and waits for both to be gone, with a context that outlives
-// ctx (which may have been cancelled or timed out). A statically provisioned volume the claim
-// bound is made Available again; a dynamically provisioned one with reclaim policy Delete is
-// waited for until its provisioner deleted it.
+// run deletes the pod and the claim, and waits for both to be gone, with a context that outlives
+// ctx (which may have been cancelled or timed out). The claim's pvc-protection finalizer keeps it
+// until the pod is gone. A statically provisioned volume the claim bound is made Available again;
+// a dynamically provisioned one with reclaim policy Delete is waited for until its provisioner
+// deleted it.
 func (c *cleanup) run(ctx context.Context) error {
 	if c.pod == "" && c.claim == nil {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
+	pods := c.client.CoreV1().Pods(c.namespace)
+	claims := c.client.CoreV1().PersistentVolumeClaims(c.namespace)
 	var errs []error
 	if c.pod != "" {
 		c.log("deleting the fio pod", map[string]any{"namespace": c.namespace, "name": c.pod})
-		errs = append(errs, c.deleteAndWait(ctx, "pod", c.pod,
-			func(ctx context.Context) error {
-				return c.client.CoreV1().Pods(c.namespace).Delete(ctx, c.pod, metav1.DeleteOptions{})
-			},
-			func(ctx context.Context) error {
-				_, err := c.client.CoreV1().Pods(c.namespace).Get(ctx, c.pod, metav1.GetOptions{})
-				return err
-			}))
+		errs = append(errs, c.delete(ctx, "pod", c.pod, func(ctx context.Context) error {
+			return pods.Delete(ctx, c.pod, metav1.DeleteOptions{})
+		}))
 	}
+	pvName := "" // the volume the claim bound, if any, read before the claim goes
 	if c.claim != nil {
 		name := c.claim.Name
-		// The volume the claim bound, if any, read before the claim goes.
-		pvName := ""
 		_ = kube.Poll(ctx, pollInterval, 30*time.Second, "claim "+name, func(ctx context.Context) (bool, string, error) { //nolint:errcheck // without it the volume is only not released
-			pvc, err := c.client.CoreV1().PersistentVolumeClaims(c.namespace).Get(ctx, name, metav1.GetOptions{})
+			pvc, err := claims.Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
 				return kube.IsNotFound(err), err.Error(), nil
 			}
@@ -566,14 +537,15 @@ func (c *cleanup) run(ctx context.Context) error {
 			return true, "", nil
 		})
 		c.log("deleting the benchmark claim", map[string]any{"namespace": c.namespace, "name": name, "volume": pvName})
-		errs = append(errs, c.deleteAndWait(ctx, "claim", name,
-			func(ctx context.Context) error {
-				return c.client.CoreV1().PersistentVolumeClaims(c.namespace).Delete(ctx, name, metav1.DeleteOptions{})
-			},
-			func(ctx context.Context) error {
-				_, err := c.client.CoreV1().PersistentVolumeClaims(c.namespace).Get(ctx, name, metav1.GetOptions{})
-				return err
-			}))
+		errs = append(errs, c.delete(ctx, "claim", name, func(ctx context.Context) error {
+			return claims.Delete(ctx, name, metav1.DeleteOptions{})
+		}))
+	}
+	if c.pod != "" {
+		errs = append(errs, gone(ctx, pods, c.pod, "pod "+c.namespace+"/"+c.pod))
+	}
+	if c.claim != nil {
+		errs = append(errs, gone(ctx, claims, c.claim.Name, "claim "+c.namespace+"/"+c.claim.Name))
 		if pvName != "" {
 			errs = append(errs, c.releaseVolume(ctx, pvName))
 		}
@@ -581,30 +553,29 @@ func (c *cleanup) run(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// deleteAndWait deletes an object and polls until it is gone. Failed requests (an API server
-// restarting) are retried until the cleanup deadline.
-func (c *cleanup) deleteAndWait(ctx context.Context, kind, name string, del, get func(context.Context) error) error {
-	deleted := false
-	return kube.Poll(ctx, pollInterval, cleanupTimeout, kind+" "+c.namespace+"/"+name+" to be deleted", func(ctx context.Context) (bool, string, error) {
-		if !deleted {
-			if err := del(ctx); transient(err) {
-				return false, "deleting it: " + err.Error(), nil
-			} else if err != nil && !kube.IsNotFound(err) {
-				return false, "", fmt.Errorf("deleting %s %s/%s: %w", kind, c.namespace, name, err)
-			}
-			deleted = true
-		}
-		err := get(ctx)
-		switch {
-		case kube.IsNotFound(err):
+// delete deletes an object, repeating the request while it fails transiently (an API server
+// restarting) until the cleanup deadline. An object already gone is deleted.
+func (c *cleanup) delete(ctx context.Context, kind, name string, del func(context.Context) error) error {
+	return kube.Poll(ctx, pollInterval, cleanupTimeout, "deleting "+kind+" "+c.namespace+"/"+name, func(ctx context.Context) (bool, string, error) {
+		switch err := del(ctx); {
+		case err == nil || kube.IsNotFound(err):
 			return true, "", nil
-		case transient(err):
-			return false, err.Error(), nil
-		case err != nil:
-			return false, "", fmt.Errorf("reading %s %s/%s: %w", kind, c.namespace, name, err)
+		case kube.Transient(err):
+			return kube.KeepPolling(err)
+		default:
+			return false, "", fmt.Errorf("deleting %s %s/%s: %w", kind, c.namespace, name, err)
 		}
-		return false, "it still exists", nil
 	})
+}
+
+// gone watches an object the cleanup deleted until it is gone (what names it for errors).
+func gone[T kube.Object](ctx context.Context, client kube.Watched[T], name, what string) error {
+	var zero T
+	_, err := kube.WaitFor(ctx, client, name, zero, kube.Wait{What: what + " to be deleted", Timeout: cleanupTimeout},
+		func(obj T) (bool, string, error) {
+			return obj == zero, "it still exists", nil
+		})
+	return err
 }
 
 // releaseVolume deals with the volume the temporary claim bound, once the claim is gone: a static
@@ -613,40 +584,39 @@ func (c *cleanup) deleteAndWait(ctx context.Context, kind, name string, del, get
 // reclaim policy Delete is waited for until its provisioner removed it.
 func (c *cleanup) releaseVolume(ctx context.Context, pvName string) error {
 	claimUID := c.claim.UID
-	return kube.Poll(ctx, pollInterval, cleanupTimeout, "volume "+pvName+" to be released", func(ctx context.Context) (bool, string, error) {
-		pv, err := c.client.CoreV1().PersistentVolumes().Get(ctx, pvName, metav1.GetOptions{})
-		switch {
-		case kube.IsNotFound(err):
-			return true, "", nil
-		case transient(err):
-			return false, err.Error(), nil
-		case err != nil:
-			return false, "", fmt.Errorf("reading volume %s: %w", pvName, err)
-		}
-		if ref := pv.Spec.ClaimRef; ref == nil || ref.UID != claimUID {
-			return true, "", nil // bound to someone else now, or already Available
-		}
-		switch {
-		case pv.Spec.PersistentVolumeReclaimPolicy == corev1.PersistentVolumeReclaimDelete:
-			return false, "waiting for the provisioner to delete it (phase " + string(pv.Status.Phase) + ")", nil
-		case pv.Spec.PersistentVolumeReclaimPolicy == corev1.PersistentVolumeReclaimRetain && pv.Annotations["pv.kubernetes.io/provisioned-by"] == "":
-			if pv.Status.Phase != corev1.VolumeReleased {
-				return false, "phase " + string(pv.Status.Phase), nil
+	// Recheck: an update that failed transiently is tried again without waiting for a change.
+	_, err := kube.WaitFor(ctx, c.client.CoreV1().PersistentVolumes(), pvName, nil,
+		kube.Wait{What: "volume " + pvName + " to be released", Timeout: cleanupTimeout, Recheck: time.Second},
+		func(pv *corev1.PersistentVolume) (bool, string, error) {
+			if pv == nil {
+				return true, "", nil
 			}
-			pv.Spec.ClaimRef = nil
-			_, err := c.client.CoreV1().PersistentVolumes().Update(ctx, pv, metav1.UpdateOptions{})
+			if ref := pv.Spec.ClaimRef; ref == nil || ref.UID != claimUID {
+				return true, "", nil // bound to someone else now, or already Available
+			}
 			switch {
-			case apierrors.IsConflict(err) || transient(err):
-				return false, "making it Available again: " + err.Error(), nil // read it again and retry
-			case err != nil:
-				return false, "", fmt.Errorf("making volume %s Available again: %w", pvName, err)
+			case pv.Spec.PersistentVolumeReclaimPolicy == corev1.PersistentVolumeReclaimDelete:
+				return false, "waiting for the provisioner to delete it (phase " + string(pv.Status.Phase) + ")", nil
+			case pv.Spec.PersistentVolumeReclaimPolicy == corev1.PersistentVolumeReclaimRetain && pv.Annotations["pv.kubernetes.io/provisioned-by"] == "":
+				if pv.Status.Phase != corev1.VolumeReleased {
+					return false, "phase " + string(pv.Status.Phase), nil
+				}
+				available := pv.DeepCopy()
+				available.Spec.ClaimRef = nil
+				_, err := c.client.CoreV1().PersistentVolumes().Update(ctx, available, metav1.UpdateOptions{})
+				switch {
+				case apierrors.IsConflict(err) || kube.Transient(err):
+					return false, "making it Available again: " + err.Error(), nil // the next version, or the recheck, tries again
+				case err != nil:
+					return false, "", fmt.Errorf("making volume %s Available again: %w", pvName, err)
+				}
+				c.log("made the static volume Available again", map[string]any{"volume": pvName})
+				return true, "", nil
+			default:
+				// A dynamically provisioned volume kept by its Retain policy: leave it to its owner.
+				c.log("the benchmark claim's volume is retained by its reclaim policy", map[string]any{"volume": pvName})
+				return true, "", nil
 			}
-			c.log("made the static volume Available again", map[string]any{"volume": pvName})
-			return true, "", nil
-		default:
-			// A dynamically provisioned volume kept by its Retain policy: leave it to its owner.
-			c.log("the benchmark claim's volume is retained by its reclaim policy", map[string]any{"volume": pvName})
-			return true, "", nil
-		}
-	})
+		})
+	return err
 }

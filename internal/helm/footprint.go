@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
 )
 
 // Footprint sums what the pods of a release's workloads ask for and use.
@@ -62,7 +64,7 @@ func (c *Client) ReleaseFootprint(ctx context.Context, st *Status) (*Footprint, 
 func SumPods(pods []corev1.Pod) *Footprint {
 	fp := &Footprint{}
 	for _, p := range pods {
-		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed || p.DeletionTimestamp != nil {
+		if kube.PodFinished(&p) || p.DeletionTimestamp != nil {
 			continue
 		}
 		fp.Pods++

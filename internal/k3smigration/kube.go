@@ -192,7 +192,7 @@ func (k *kubeHooks) evictable(ctx context.Context) ([]corev1.Pod, error) {
 		if _, mirror := p.Annotations[corev1.MirrorPodAnnotationKey]; mirror {
 			continue
 		}
-		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+		if kube.PodFinished(&p) {
 			continue
 		}
 		daemon := false
