@@ -41,7 +41,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# The values the resource derives from its default typed settings for openebs 4.4.x.
+# The values the resource derives from its typed settings for openebs 4.4.x: the defaults, and no
+# snapshot CRDs (below).
 cat >"$work/values.yaml" <<YAML
 engines:
   local:
@@ -58,7 +59,7 @@ localpv-provisioner:
     isDefaultClass: false
 openebs-crds:
   csi:
-    volumeSnapshots: {enabled: true}
+    volumeSnapshots: {enabled: false}
 YAML
 
 mkdir -p "$work/tf"
@@ -83,6 +84,10 @@ resource "clusterstorage_storage_backend" "bench" {
   version    = "4.4.0"
   openebs = {
     hostpath_class_name = "$CLASS"
+    # The chart keeps its snapshot CRDs on uninstall (helm.sh/resource-policy: keep), so the
+    # next round's install of the other side would find them owned by this one: neither side
+    # installs them.
+    volume_snapshot_crds = false
   }
 }
 HCL

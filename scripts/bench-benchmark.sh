@@ -3,15 +3,19 @@
 #
 # The same fio job on the same directory, alternating, BENCH_ROUNDS times:
 #   host  raw fio on this machine (the cluster's node) in BENCH_DIR;
-#   ds    the data source through terraform, a no-provisioner StorageClass and a local PV on
-#         BENCH_DIR (a temporary claim and a fio pod, deleted afterwards);
+#   ds    the data source through terraform, a no-provisioner WaitForFirstConsumer StorageClass
+#         and a local PV on BENCH_DIR (a temporary claim and a fio pod, deleted afterwards);
+#   di    the same through an Immediate class and a second local PV on BENCH_DIR (the claim is
+#         bound when it is created, so the scheduler has no volume binding to wait for);
 #   np    the data source with node_path = BENCH_DIR: fio over SSH (a loopback sshd logging in
 #         as this user, as the cluster's node).
 # Prints, per round and as medians: read IOPS of each and their ratio to the host's, mean read
 # latency likewise (goal: within ±5 %), and each data source's overhead: the wall time of
 # `terraform plan` (which reads the data source) beyond fio's runtime, net of the time the same
 # plan takes without the data source and of fio's own setup on the host (issue 13's goals: ≤ 2 s
-# through a pod, ≤ 0.5 s on a node path).
+# through a pod, ≤ 0.5 s on a node path). A WaitForFirstConsumer claim costs about a second more
+# than an Immediate one: kube-scheduler binds it, then checks once a second whether the binding
+# is complete before it binds the pod to the node.
 #
 # Needs a running local cluster (tools/kube/cluster.sh up), bin/terraform (make bin/terraform),
 # fio and python3 on this machine. Leaves nothing behind: the class, the volume, the directory and
@@ -61,8 +65,8 @@ JOB+=(--size="$SIZE" --numjobs=1 --ioengine=libaio --direct=1 --runtime="$RUNTIM
 work="$(mktemp -d)"
 name="bench-benchmark-$$"
 cleanup() {
-	kubectl delete pv "$name" --ignore-not-found --wait=false >/dev/null 2>&1 || true
-	kubectl delete storageclass "$name" --ignore-not-found >/dev/null 2>&1 || true
+	kubectl delete pv "$name" "$name-immediate" --ignore-not-found --wait=false >/dev/null 2>&1 || true
+	kubectl delete storageclass "$name" "$name-immediate" --ignore-not-found >/dev/null 2>&1 || true
 	stop_sshd "$work/ssh"
 	rm -rf "$work"
 	[[ -z "${BENCH_DIR:-}" ]] && rm -rf "$DIR"
@@ -83,24 +87,26 @@ RC
 export TF_CLI_CONFIG_FILE="$work/dev.tfrc" CHECKPOINT_DISABLE=1 TF_IN_AUTOMATION=1
 
 mkdir -p "$DIR"
-kubectl apply -f - >/dev/null <<YAML
+# local_class NAME MODE: a no-provisioner class NAME and a local PV NAME on DIR, pinned to the node.
+local_class() {
+	kubectl apply -f - >/dev/null <<YAML
 apiVersion: storage.k8s.io/v1
 kind: StorageClass
 metadata:
-  name: $name
+  name: $1
 provisioner: kubernetes.io/no-provisioner
-volumeBindingMode: WaitForFirstConsumer
+volumeBindingMode: $2
 ---
 apiVersion: v1
 kind: PersistentVolume
 metadata:
-  name: $name
+  name: $1
 spec:
   capacity:
     storage: 10Gi
   accessModes: [ReadWriteOnce]
   persistentVolumeReclaimPolicy: Retain
-  storageClassName: $name
+  storageClassName: $1
   local:
     path: $DIR
   nodeAffinity:
@@ -111,6 +117,9 @@ spec:
               operator: In
               values: [$CLUSTERSTORAGE_NODE]
 YAML
+}
+local_class "$name" WaitForFirstConsumer
+local_class "$name-immediate" Immediate
 
 SSH_PORT="${BENCH_SSH_PORT:-22124}"
 start_sshd "$work/ssh" "$SSH_PORT"
@@ -135,7 +144,7 @@ provider \"clusterstorage\" {
   }
 }
 "
-mkdir -p "$work/ds" "$work/np" "$work/empty"
+mkdir -p "$work/ds" "$work/di" "$work/np" "$work/empty"
 printf '%s' "$provider_block" >"$work/empty/main.tf"
 cat >"$work/ds/main.tf" <<TF
 $provider_block
@@ -171,6 +180,7 @@ data "clusterstorage_storage_benchmark" "bench" {
 }
 TF
 sed -n '/^output "result"/,$p' "$work/ds/main.tf" >>"$work/np/main.tf"
+sed "s/storage_class     = \"$name\"/storage_class     = \"$name-immediate\"/" "$work/ds/main.tf" >"$work/di/main.tf"
 
 now() { date +%s.%N; }
 
@@ -227,7 +237,9 @@ for round in $(seq 1 "$ROUNDS"); do
 	d=$(ds_run ds)
 	log "round $round: data source on the node path"
 	n=$(ds_run np)
-	echo "$round $h $d $n" >>"$work/rows"
+	log "round $round: data source through a pod, Immediate class"
+	i=$(ds_run di)
+	echo "$round $h $d $n $i" >>"$work/rows"
 done
 
 python3 - "$work/rows" "$baseline" <<'PY'
@@ -236,23 +248,24 @@ rows = [list(map(float, l.split())) for l in open(sys.argv[1]) if l.strip()]
 baseline = float(sys.argv[2])
 med = statistics.median
 print(f"{'round':>6} {'host r IOPS':>11} {'pod':>6} {'node':>6} {'host r lat µs':>13} {'pod':>6} {'node':>6}"
-      f" {'host setup s':>12} {'pod overhead s':>14} {'node overhead s':>15}")
-cols = {k: [] for k in ("pod_iops", "np_iops", "pod_lat", "np_lat", "host", "pod", "np")}
+      f" {'host setup s':>12} {'pod overhead s':>14} {'node overhead s':>15} {'pod (Immediate) s':>17}")
+cols = {k: [] for k in ("pod_iops", "np_iops", "pod_lat", "np_lat", "host", "pod", "np", "imm")}
 for r in rows:
     n, hri, hrl, hwi, hwl, hrt, hwall = r[:7]
-    pod, np = r[7:13], r[13:19]
+    pod, np, imm = r[7:13], r[13:19], r[19:25]
     host_setup = hwall - hrt  # fio's own setup (laying out its file) beyond its runtime
     # What a data source adds beyond fio's runtime, terraform's own plan time and fio's own setup.
     extra = lambda d: d[5] - d[4] - baseline - host_setup
-    vals = (pod[0] / hri, np[0] / hri, pod[1] / hrl, np[1] / hrl, host_setup, extra(pod), extra(np))
+    vals = (pod[0] / hri, np[0] / hri, pod[1] / hrl, np[1] / hrl, host_setup, extra(pod), extra(np), extra(imm))
     for k, v in zip(cols, vals):
         cols[k].append(v)
     print(f"{int(n):>6} {hri:>11.0f} {vals[0]:>6.3f} {vals[1]:>6.3f} {hrl:>13.0f} {vals[2]:>6.3f} {vals[3]:>6.3f}"
-          f" {host_setup:>12.2f} {vals[5]:>14.2f} {vals[6]:>15.2f}")
+          f" {host_setup:>12.2f} {vals[5]:>14.2f} {vals[6]:>15.2f} {vals[7]:>17.2f}")
 m = {k: med(v) for k, v in cols.items()}
 print(f"{'median':>6} {'':>11} {m['pod_iops']:>6.3f} {m['np_iops']:>6.3f} {'':>13} {m['pod_lat']:>6.3f} {m['np_lat']:>6.3f}"
-      f" {m['host']:>12.2f} {m['pod']:>14.2f} {m['np']:>15.2f}")
-print("pod, node: the data source through a pod and on the node path, as ratios to raw fio on the host.")
+      f" {m['host']:>12.2f} {m['pod']:>14.2f} {m['np']:>15.2f} {m['imm']:>17.2f}")
+print("pod, node: the data source through a pod (WaitForFirstConsumer class) and on the node path, as ratios to")
+print("raw fio on the host; pod (Immediate): the overhead through a pod with an Immediate class.")
 print(f"overhead: plan wall time beyond fio's runtime, net of the {baseline:.2f} s the plan takes without the data source")
 print("and of fio's own setup on the host (claim, pod and log through a pod; SSH sessions on the node path).")
 ok = all(abs(m[k] - 1) <= 0.05 for k in ("pod_iops", "np_iops", "pod_lat", "np_lat"))
