@@ -39,7 +39,51 @@ func (fi FileInfo) IsDir() bool {
 // statScript describes each path given, one record per path, each ended by a NUL byte: "missing",
 // or the raw mode (hex), uid, gid and size, plus "empty" or "notempty" for a directory, or
 // "error " and what went wrong. LC_ALL=C keeps error messages in English for matching.
+//
+// When every path exists (a refresh of volumes whose directories are there), one stat and one
+// find describe them all: both take their operands in order, one line each, and the format
+// holds no file name, so the lines line up with the paths (and their count is checked). Anything
+// else (a path missing, either command failing for any path, a find without -printf) takes the
+// loop, which runs both once per path and says what went wrong with each.
 const statScript = `LC_ALL=C; export LC_ALL
+nl='
+'
+# lines TEXT: whether TEXT (output of $(...), its last newline removed) has one line per path.
+lines() {
+	rest=$1$nl
+	n=0
+	while [ -n "$rest" ]; do
+		rest=${rest#*"$nl"}
+		n=$((n + 1))
+	done
+	[ "$n" -eq "$count" ]
+}
+count=$#
+all=1
+for p do
+	if [ ! -e "$p" ] && [ ! -L "$p" ]; then
+		all=
+		break
+	fi
+done
+if [ -n "$all" ] && [ $# -gt 0 ] &&
+	stats=$(stat -c '%f %u %g %s' -- "$@" 2>/dev/null) &&
+	empties=$(find "$@" -maxdepth 0 \( -empty -printf 'empty\n' \) -o -printf 'notempty\n' 2>/dev/null) &&
+	lines "$stats" && lines "$empties"; then
+	stats=$stats$nl
+	empties=$empties$nl
+	for p do
+		printf '%s\n' "${stats%%"$nl"*}"
+		stats=${stats#*"$nl"}
+		empty=${empties%%"$nl"*}
+		empties=${empties#*"$nl"}
+		if [ -d "$p" ] && [ ! -L "$p" ]; then
+			printf '%s\n' "$empty"
+		fi
+		printf '\0'
+	done
+	exit 0
+fi
 for p do
 	if ! out=$(stat -c '%f %u %g %s' -- "$p" 2>&1); then
 		case $out in

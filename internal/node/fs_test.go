@@ -1,7 +1,13 @@
 package node
 
 import (
+	"fmt"
 	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -59,6 +65,86 @@ func TestChmodArg(t *testing.T) {
 	} {
 		if got := chmodArg(mode); got != want {
 			t.Errorf("chmodArg(%s) = %q, want %q", mode, got, want)
+		}
+	}
+}
+
+// statScript describes paths that all exist with one stat and one find, and a batch with a
+// missing path one path at a time; both give the same records, here with the node's real sh,
+// stat and find.
+func TestStatScript_allExistingInOneCall(t *testing.T) {
+	root := t.TempDir()
+	paths := []string{
+		filepath.Join(root, "empty dir"),
+		filepath.Join(root, "dir with a dotfile"),
+		filepath.Join(root, "file 'q'"),
+		filepath.Join(root, "link to a dir"),
+		filepath.Join(root, "dangling link"),
+		filepath.Join(root, "new\nline"),
+	}
+	for _, err := range []error{
+		os.Mkdir(paths[0], 0o755),
+		os.Mkdir(paths[1], 0o700),
+		os.WriteFile(filepath.Join(paths[1], ".keep"), nil, 0o600),
+		os.WriteFile(paths[2], []byte("12345"), 0o640),
+		os.Symlink(paths[1], paths[3]),
+		os.Symlink(filepath.Join(root, "nowhere"), paths[4]),
+		os.Mkdir(paths[5], 0o755),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// stat and find through wrappers that count their runs.
+	bin, calls := t.TempDir(), filepath.Join(t.TempDir(), "calls")
+	for _, name := range []string{"stat", "find"} {
+		real, err := exec.LookPath(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wrapper := fmt.Sprintf("#!/bin/sh\necho %s >>%s\nexec %s \"$@\"\n", name, calls, real)
+		if err := os.WriteFile(filepath.Join(bin, name), []byte(wrapper), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func(paths ...string) ([]string, []string) {
+		t.Helper()
+		if err := os.Remove(calls); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		cmd := exec.Command("sh", append([]string{"-c", statScript, "sh"}, paths...)...)
+		cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"))
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("statScript: %v\n%s", err, out)
+		}
+		records := strings.Split(string(out), "\x00")
+		if len(records) != len(paths)+1 || records[len(paths)] != "" {
+			t.Fatalf("statScript printed %q for %d paths", out, len(paths))
+		}
+		ran, _ := os.ReadFile(calls)
+		return records[:len(paths)], strings.Fields(string(ran))
+	}
+
+	fast, ran := run(paths...)
+	if want := []string{"stat", "find"}; !slices.Equal(ran, want) {
+		t.Errorf("for paths that all exist it ran %v, want %v", ran, want)
+	}
+	slow, ran := run(append(slices.Clone(paths), filepath.Join(root, "missing"))...)
+	if len(ran) <= 2 {
+		t.Errorf("with a missing path it ran %v, want stat (and find for the directories) per path", ran)
+	}
+	if slow[len(paths)] != "missing\n" {
+		t.Errorf("missing path: %q", slow[len(paths)])
+	}
+	wantEmpty := []bool{true, false, false, false, false, true}
+	for i, p := range paths {
+		if fast[i] != slow[i] {
+			t.Errorf("%q: one call %q, one per path %q", p, fast[i], slow[i])
+		}
+		fi, err := parseStat(p, []byte(fast[i]))
+		if err != nil || !fi.Exists || fi.Empty != wantEmpty[i] {
+			t.Errorf("%q: %+v, %v; want it to exist, empty %v", p, fi, err, wantEmpty[i])
 		}
 	}
 }
