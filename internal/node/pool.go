@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -128,6 +130,10 @@ func (p *Pool) Close() error {
 	}
 	p.mu.Unlock()
 	p.cancel()
+	// A connection through a bastion runs over a channel of the bastion's connection: it closes
+	// first, while that channel still carries its goodbye (the other order, as a map's order
+	// sometimes had it, made its Close fail with EOF).
+	slices.SortFunc(conns, func(a, b *conn) int { return b.hops() - a.hops() })
 
 	var errs []error
 	for _, c := range conns {
@@ -136,7 +142,8 @@ func (p *Pool) Close() error {
 		c.client = nil
 		c.mu.Unlock()
 		if client != nil {
-			if err := client.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+			// EOF: the node had already closed the connection.
+			if err := client.Close(); err != nil && !errors.Is(err, net.ErrClosed) && !errors.Is(err, io.EOF) {
 				errs = append(errs, fmt.Errorf("closing SSH connection to %s: %w", c.endpoint, err))
 			}
 		}
@@ -201,6 +208,15 @@ type conn struct {
 	shells  [2]workerShell
 	// opened counts the sessions opened, for tests.
 	opened atomic.Int64
+}
+
+// hops is how many bastions c's connection goes through.
+func (c *conn) hops() int {
+	n := 0
+	for v := c.via; v != nil; v = v.via {
+		n++
+	}
+	return n
 }
 
 // dialAttempt is one handshake that any number of callers wait for.

@@ -696,6 +696,7 @@ func TestPool_KeepaliveClosesAHungConnection(t *testing.T) {
 func TestBastion(t *testing.T) {
 	jump := acctest.StartSSHD(t)
 	dest := acctest.StartSSHD(t)
+	other := acctest.StartSSHD(t) // before the pool: the pool closes while every sshd runs
 	p := newPool(t, node.PoolOptions{})
 	tg := target(dest)
 	b := target(jump).Endpoint
@@ -716,7 +717,6 @@ func TestBastion(t *testing.T) {
 	}
 
 	// A second node behind the same bastion reuses the bastion connection.
-	other := acctest.StartSSHD(t)
 	tg2 := target(other)
 	tg2.Bastion = &b
 	if _, err := newHost(t, p, tg2).Run(t.Context(), node.NewCommand("true")); err != nil {
