@@ -146,10 +146,12 @@ provider \"clusterstorage\" {
 "
 mkdir -p "$work/ds" "$work/di" "$work/np" "$work/empty"
 printf '%s' "$provider_block" >"$work/empty/main.tf"
-cat >"$work/ds/main.tf" <<TF
+# pod_tf RUN CLASS: the configuration of RUN (ds or di), the data source through a pod on CLASS.
+pod_tf() {
+	cat >"$work/$1/main.tf" <<TF
 $provider_block
 data "clusterstorage_storage_benchmark" "bench" {
-  storage_class     = "$name"
+  storage_class     = "$2"
   node              = "$CLUSTERSTORAGE_NODE"
   image             = "$IMAGE"
   image_pull_policy = "Never"
@@ -169,6 +171,9 @@ output "result" {
   }
 }
 TF
+}
+pod_tf ds "$name"
+pod_tf di "$name-immediate"
 cat >"$work/np/main.tf" <<TF
 $provider_block
 data "clusterstorage_storage_benchmark" "bench" {
@@ -180,7 +185,6 @@ data "clusterstorage_storage_benchmark" "bench" {
 }
 TF
 sed -n '/^output "result"/,$p' "$work/ds/main.tf" >>"$work/np/main.tf"
-sed "s/storage_class     = \"$name\"/storage_class     = \"$name-immediate\"/" "$work/ds/main.tf" >"$work/di/main.tf"
 
 now() { date +%s.%N; }
 

@@ -46,6 +46,7 @@ func (fi FileInfo) IsDir() bool {
 // else (a path missing, either command failing for any path, a find without -printf) takes the
 // loop, which runs both once per path and says what went wrong with each.
 const statScript = `LC_ALL=C; export LC_ALL
+format='%f %u %g %s'
 nl='
 '
 # lines TEXT: whether TEXT (output of $(...), its last newline removed) has one line per path.
@@ -67,7 +68,7 @@ for p do
 	fi
 done
 if [ -n "$all" ] && [ $# -gt 0 ] &&
-	stats=$(stat -c '%f %u %g %s' -- "$@" 2>/dev/null) &&
+	stats=$(stat -c "$format" -- "$@" 2>/dev/null) &&
 	empties=$(find "$@" -maxdepth 0 \( -empty -printf 'empty\n' \) -o -printf 'notempty\n' 2>/dev/null) &&
 	lines "$stats" && lines "$empties"; then
 	stats=$stats$nl
@@ -85,7 +86,7 @@ if [ -n "$all" ] && [ $# -gt 0 ] &&
 	exit 0
 fi
 for p do
-	if ! out=$(stat -c '%f %u %g %s' -- "$p" 2>&1); then
+	if ! out=$(stat -c "$format" -- "$p" 2>&1); then
 		case $out in
 		*"No such file or directory"*) echo missing ;;
 		*) printf 'error %s\n' "$out" ;;
