@@ -57,7 +57,8 @@
 //   - There are no Longhorn Setting objects (real longhorn-manager makes them): no image of the
 //     local cluster can talk TLS to its API server. The uninstall Job reads
 //     deleting-confirmation-flag from longhorn-default-setting instead of the Setting, so the
-//     flag takes effect through the values upgrade the provider makes before uninstalling.
+//     flag takes effect through the provider's own edit of that ConfigMap before uninstalling
+//     (the patch of the Setting, its first step, finds none); there is no Helm upgrade.
 //   - Longhorn's pre-upgrade check reads the installed version from the release's ConfigMap
 //     label at render time; its messages are ours. Longhorn's ClusterRole and binding are left
 //     out.
