@@ -1,7 +1,7 @@
-// Package validate holds Terraform attribute validators for Kubernetes names, shared by the
-// resources. Each wraps the API server's own validation so plan-time errors match what the
-// cluster would say at apply, and says which attribute is wrong, why, and what a valid value
-// looks like.
+// Package validate holds Terraform attribute validators shared by the resources and data
+// sources: Kubernetes names, which wrap the API server's own validation so plan-time errors match
+// what the cluster would say at apply, and the characters of paths on nodes (NodePath). Each
+// says which attribute is wrong, why, and what a valid value looks like.
 package validate
 
 import (
