@@ -16,6 +16,15 @@
 #   - containerd and the kubelet die with this process (as k3s's do: they are its children),
 #     while containerd's shims and the containers keep running (they are in sessions of their
 #     own), so `systemctl stop k3s` with KillMode=process leaves them, as on a real node;
+#   - this process ends only once its children have: real k3s runs kine in its own process, so
+#     no datastore writer outlives the unit's main process, and systemd (KillMode=process) calls
+#     the unit stopped the moment that process exits. A child left to die of its parent-death
+#     signal alone is still running then, which under load was long enough for a new k3s (a
+#     second kine) to open the same sqlite database (issue 31). So on SIGTERM, SIGINT or any
+#     exit the children are sent SIGTERM, newest first, and waited for (SIGKILL after
+#     STOP_GRACE seconds); real k3s's containerd dies of its parent-death signal
+#     (pkg/agent/containerd sets Pdeathsig), here it is waited for too, which only narrows what
+#     a stop leaves running to the shims;
 #   - for `server`, the datastore as k3s embeds it: kine (github.com/k3s-io/kine) with sqlite at
 #     <data-dir>/server/db/state.db (WAL, k3s's default endpoint options), its etcd API on
 #     <data-dir>/server/kine.sock, kept busy by kvwriter (a write every 200 ms, where real k3s's
@@ -28,6 +37,37 @@ set -euo pipefail
 STANDIN=/etc/rancher/k3s/standin
 # The bundle's hash: fixed for this stand-in (real k3s uses the hash of its bundled binaries).
 HASH=7f4f1e2d9c0b3a5e6d8c7b9a0f1e2d3c4b5a69788796a5b4c3d2e1f0a9b8c7d6
+
+# How long the children get to end after SIGTERM before SIGKILL; below the unit's TimeoutStopSec
+# (cluster.sh's drop-in), so systemd never kills this process while it waits for them.
+STOP_GRACE=10
+
+# children holds the PIDs of the processes started below, in the order they were started.
+children=()
+# stop_children ends every child: SIGTERM, newest first, then waits for each to be gone (reaped:
+# a dead child has closed its files), SIGKILL for those still running after STOP_GRACE seconds.
+# shellcheck disable=SC2317 # run by the EXIT trap
+stop_children() {
+	local i pid killer
+	((${#children[@]})) || return 0
+	for ((i = ${#children[@]} - 1; i >= 0; i--)); do
+		kill -TERM "${children[i]}" 2>/dev/null || true
+	done
+	(
+		sleep "$STOP_GRACE"
+		kill -KILL "${children[@]}" 2>/dev/null
+	) &
+	killer=$!
+	for ((i = ${#children[@]} - 1; i >= 0; i--)); do
+		pid=${children[i]}
+		wait "$pid" 2>/dev/null || true
+	done
+	kill "$killer" 2>/dev/null || true
+	wait "$killer" 2>/dev/null || true
+	children=()
+}
+trap stop_children EXIT
+trap 'exit 0' TERM INT
 
 data_dir=/var/lib/rancher/k3s
 for f in /etc/rancher/k3s/config.yaml /etc/rancher/k3s/config.yaml.d/*.yaml; do
@@ -77,6 +117,7 @@ cp "$STANDIN/kubelet.kubeconfig" "$data_dir/agent/kubelet.kubeconfig"
 export PATH=$data_dir/data/current/bin:$PATH
 setpriv --pdeathsig KILL -- "$data_dir/data/current/bin/containerd" --config "$data_dir/agent/etc/containerd/config.toml" &
 containerd_pid=$!
+children+=("$containerd_pid")
 deadline=$((SECONDS + 60))
 until ctr --address "$sock" version >/dev/null 2>&1; do
 	# As k3s does, fail at once when containerd cannot run (a binary that will not execute).
@@ -96,21 +137,24 @@ if [[ $cmd == server ]]; then
 	setpriv --pdeathsig KILL -- "$STANDIN/kine" --metrics-bind-address 0 \
 		--endpoint "sqlite://$data_dir/server/db/state.db?_journal=WAL&cache=shared&_busy_timeout=30000&_txlock=immediate" \
 		--listen-address "unix://$data_dir/server/kine.sock" &
+	children+=("$!")
 	until [[ -S $data_dir/server/kine.sock ]]; do
 		((SECONDS < deadline)) || exit 1
 		sleep 0.1
 	done
 	setpriv --pdeathsig KILL -- "$STANDIN/kvwriter" --every 200ms --endpoint "unix://$data_dir/server/kine.sock" &
+	children+=("$!")
 fi
 # shellcheck disable=SC2046 # the flags file holds one flag per word
 setpriv --pdeathsig KILL -- "$STANDIN/kube" kubelet --config="$STANDIN/kubelet-config.yaml" \
 	--kubeconfig="$data_dir/agent/kubelet.kubeconfig" $(cat "$STANDIN/kubelet-flags") &
+children+=("$!")
 healthz=$(cat "$STANDIN/healthz")
 until curl -fsS "$healthz" >/dev/null 2>&1; do
 	((SECONDS < deadline + 60)) || exit 1
 	sleep 0.2
 done
 systemd-notify --ready
-# Exit (and let systemd restart us) when containerd or the kubelet dies.
-wait -n
+# Exit (and let systemd restart us) when a child dies; the EXIT trap ends the others first.
+wait -n || true
 exit 1
