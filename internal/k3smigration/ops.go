@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -194,10 +195,47 @@ func (m *move) verify(ctx context.Context, from, to string) error {
 	if len(b.sums) != len(a.sums) {
 		return fmt.Errorf("the copy holds %d checksummed files, the original %d", len(b.sums), len(a.sums))
 	}
+	if err := m.checkDatastore(ctx, to); err != nil {
+		return err
+	}
 	m.result.Entries = a.entries
 	m.result.FilesCopied = a.files
 	tflog.Info(ctx, "copy verified", map[string]any{"counts": a.count, "checksummed_files": len(a.sums)})
 	return nil
+}
+
+// checkDatastore checks the sqlite datastore in dir (k3s stopped) as a database, with the node's
+// sqlite3: equal bytes only prove the copy is what the original was when it was read, and a copy
+// read while a writer still had the database open can be a broken database with equal bytes. A
+// node without sqlite3 gets a warning (the bytes were still compared); embedded etcd's member
+// data is compared byte for byte only.
+func (m *move) checkDatastore(ctx context.Context, dir string) error {
+	res, err := runScript(ctx, m.host, scriptCheckDatastore, dir)
+	if err != nil {
+		return fmt.Errorf("checking the datastore in %s: %w", dir, err)
+	}
+	warning, err := datastoreVerdict(res.Stdout, dir)
+	if warning != "" && !slices.Contains(m.result.Warnings, warning) {
+		m.result.Warnings = append(m.result.Warnings, warning)
+	}
+	tflog.Debug(ctx, "datastore checked", map[string]any{"dir": dir, "output": string(res.Stdout)})
+	return err
+}
+
+// datastoreVerdict reads check_datastore's output for dir: an error when the database is broken
+// (or the output unexpected), a warning when it could not be checked.
+func datastoreVerdict(out []byte, dir string) (warning string, err error) {
+	kv := parseKV(out)
+	switch first(kv, "datastore") {
+	case "ok", "none":
+		return "", nil
+	case "unchecked":
+		return fmt.Sprintf("The node has no sqlite3: the datastore copied to %s was compared byte for byte with the original but not checked as a database.", dir), nil
+	case "corrupt":
+		return "", fmt.Errorf("the datastore in %s fails sqlite's integrity check (did a process still write it while it was copied?): %s", dir, strings.Join(kv["problem"], " / "))
+	default:
+		return "", fmt.Errorf("checking the datastore in %s: unexpected output %q", dir, firstLines(string(out), 5))
+	}
 }
 
 type manifest struct {

@@ -32,31 +32,32 @@ type script string
 
 // The scripts; each file's opening comment says what it does and what its arguments are.
 const (
-	scriptPreflight    script = "preflight"
-	scriptServices     script = "services"
-	scriptCopy         script = "copy"
-	scriptCopyBack     script = "copy_back"
-	scriptDiff         script = "diff"
-	scriptManifest     script = "manifest"
-	scriptStop         script = "stop"
-	scriptKill         script = "kill"
-	scriptSymlinkSwap  script = "symlink_switch"
-	scriptRename       script = "rename"
-	scriptBindSwitch   script = "bind_switch"
-	scriptUndoSwitch   script = "undo_switch"
-	scriptState        script = "state"
-	scriptRemoveTree   script = "remove_tree"
-	scriptRemoveCopy   script = "remove_copy"
-	scriptMarkComplete script = "mark_complete"
-	scriptCarry        script = "carry"
-	scriptFixup        script = "fixup"
-	scriptGuard        script = "guard"
+	scriptPreflight      script = "preflight"
+	scriptServices       script = "services"
+	scriptCopy           script = "copy"
+	scriptCopyBack       script = "copy_back"
+	scriptDiff           script = "diff"
+	scriptManifest       script = "manifest"
+	scriptStop           script = "stop"
+	scriptKill           script = "kill"
+	scriptSymlinkSwap    script = "symlink_switch"
+	scriptRename         script = "rename"
+	scriptBindSwitch     script = "bind_switch"
+	scriptUndoSwitch     script = "undo_switch"
+	scriptState          script = "state"
+	scriptRemoveTree     script = "remove_tree"
+	scriptRemoveCopy     script = "remove_copy"
+	scriptMarkComplete   script = "mark_complete"
+	scriptCarry          script = "carry"
+	scriptFixup          script = "fixup"
+	scriptGuard          script = "guard"
+	scriptCheckDatastore script = "check_datastore"
 )
 
 // allScripts lists every script, for the test that each file exists and includes what it needs.
 var allScripts = []script{scriptPreflight, scriptServices, scriptCopy, scriptCopyBack, scriptDiff, scriptManifest, scriptStop,
 	scriptKill, scriptSymlinkSwap, scriptRename, scriptBindSwitch, scriptUndoSwitch, scriptState, scriptRemoveTree,
-	scriptRemoveCopy, scriptMarkComplete, scriptCarry, scriptFixup, scriptGuard}
+	scriptRemoveCopy, scriptMarkComplete, scriptCarry, scriptFixup, scriptGuard, scriptCheckDatastore}
 
 // includeLine is how a script includes lib.sh; text puts lib.sh's text in its place.
 const includeLine = ". ./lib.sh\n"

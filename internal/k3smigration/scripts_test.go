@@ -1,9 +1,15 @@
 package k3smigration
 
 import (
+	"bytes"
 	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/testenv"
 )
 
 // Every script named in the code has its file, includes lib.sh (every script refuses control
@@ -65,5 +71,77 @@ func TestUnitDataDir(t *testing.T) {
 	}
 	if got := unitEnvFiles("EnvironmentFile=-/etc/default/%N\nEnvironmentFile=-/etc/systemd/system/k3s.service.env\n", "k3s"); strings.Join(got, ",") != "/etc/default/k3s,/etc/systemd/system/k3s.service.env" {
 		t.Errorf("unitEnvFiles = %q", got)
+	}
+}
+
+// check_datastore, run by sh as the node runs it, on a sound kine-shaped database in WAL mode, on
+// a copy of it with a damaged page, on a data dir without one, and on a node without sqlite3.
+func TestCheckDatastoreScript(t *testing.T) {
+	testenv.LookPath(t, "sqlite3")
+	run := func(path, dir string) []byte {
+		t.Helper()
+		cmd := exec.Command("sh", "-c", scriptCheckDatastore.text(), "sh", dir)
+		cmd.Env = append(os.Environ(), "PATH="+path)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("check_datastore %s: %v: %s", dir, err, out)
+		}
+		return out
+	}
+	sound := filepath.Join(t.TempDir(), "k3s")
+	db := filepath.Join(sound, "server/db/state.db")
+	if err := os.MkdirAll(filepath.Dir(db), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// kine's table and indexes, rows in the WAL (not checkpointed) and in the main file.
+	sql := `PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=0;
+		CREATE TABLE kine (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT, prev_revision INTEGER, deleted INTEGER, value BLOB);
+		CREATE INDEX kine_name_index ON kine (name); CREATE INDEX kine_prev_revision_index ON kine (prev_revision);
+		WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2000)
+		INSERT INTO kine (name, prev_revision, deleted, value) SELECT '/registry/x/' || i, i, 0, randomblob(200) FROM n;`
+	if out, err := exec.Command("sqlite3", db, sql).CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	sys := os.Getenv("PATH")
+	if _, err := datastoreVerdict(run(sys, sound), sound); err != nil {
+		t.Fatalf("a sound datastore: %v", err)
+	}
+
+	broken := filepath.Join(t.TempDir(), "k3s")
+	if out, err := exec.Command("cp", "-a", sound, broken).CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	f, err := os.OpenFile(filepath.Join(broken, "server/db/state.db"), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every page after the first two (the schema's) overwritten with a pattern: the byte count
+	// is unchanged, the b-trees are not.
+	junk := bytes.Repeat([]byte{0x5a}, int(st.Size())-8192)
+	if _, err := f.WriteAt(junk, 8192); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The WAL too, or sqlite reads the newest pages from it.
+	if err := os.Remove(filepath.Join(broken, "server/db/state.db-wal")); err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	out := run(sys, broken)
+	if _, err := datastoreVerdict(out, broken); err == nil || !strings.Contains(err.Error(), "integrity check") {
+		t.Fatalf("a damaged datastore: %v (output %q)", err, out)
+	}
+
+	empty := t.TempDir()
+	if w, err := datastoreVerdict(run(sys, empty), empty); w != "" || err != nil {
+		t.Fatalf("no datastore: %q %v", w, err)
+	}
+	if w, err := datastoreVerdict(run(t.TempDir(), sound), sound); err != nil || !strings.Contains(w, "no sqlite3") {
+		t.Fatalf("no sqlite3: %q %v", w, err)
 	}
 }
