@@ -10,7 +10,7 @@
 #   BENCH_ANCHOR_MIRROR  a filesystem_mirror directory holding hashicorp/kubernetes: the same
 #                        objects are then also made through it (kubernetes_storage_class_v1,
 #                        kubernetes_persistent_volume_v1) and the table shows the ratios. The
-#                        project never builds or ships that provider; see README (Performance).
+#                        project never builds or ships that provider; see DEVELOPMENT.md (Performance).
 #   BENCH_ONLY           "objects" runs only that benchmark, "volumes" only the next one
 #   BENCH_VOLUMES        local_pv resources on one node, with directories over SSH and without
 #                        (default 100)
