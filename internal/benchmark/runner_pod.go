@@ -48,7 +48,7 @@ const (
 // pod's log. Once fio has exited and the directory is gone, it prints its end line, "$2 <fio's
 // exit status>": the provider reads the log as it is written and is done at that line, without
 // waiting for the kubelet to notice that the container exited (its relist of the containers runs
-// once a second, and the pod's phase followed about 1.7 s after fio's end here).
+// once a second, and the pod's phase follows later still; DEVELOPMENT.md has the measurements).
 const podScript = `dir=$1; end=$2; shift 2
 if ! command -v fio >/dev/null 2>&1; then
 	echo "fio: not found on the PATH of this image; use an image with fio 3.x and sh (attribute image)" >&2

@@ -55,9 +55,9 @@ type ExecConfig struct {
 const (
 	// defaultQPS and defaultBurst are high enough not to slow a large apply: the requests follow
 	// from the configuration (a few per resource), and the API server guards itself (API
-	// Priority and Fairness). At 50 a second, destroying 100 classes and 100 volumes (about 500
-	// requests) took 5.7 s, at 500 a second 4.9 s (2.9 s once local_pv released unbound volumes
-	// from pv-protection itself).
+	// Priority and Fairness). A lower limit (client-go's default is 5 a second; this client had
+	// 50) made a destroy of a few hundred objects wait on the client's own rate limiter: see
+	// DEVELOPMENT.md (Performance) for the measurements.
 	defaultQPS   = 500
 	defaultBurst = 1000
 	userAgent    = "terraform-provider-clusterstorage"
