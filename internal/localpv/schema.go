@@ -52,8 +52,9 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 			},
 			"path": schema.StringAttribute{
 				Required: true, MarkdownDescription: "Absolute, clean path of the directory on the node, e.g. `/mnt/disks/vol1`. " +
-					"System directories (`/`, `/etc`, `/usr`, `/var/lib/kubelet`, the k3s data dir, ...) are refused. Changing it replaces the volume.",
-				Validators: []validator.String{pathValidator{}}, PlanModifiers: replace,
+					"System directories (`/`, `/etc`, `/usr`, `/var/lib/kubelet`, the k3s data dir, ...) and control characters (newlines, tabs, NUL, ...) " +
+					"are refused. Changing it replaces the volume.",
+				Validators: []validator.String{validate.NodePath(), pathValidator{}}, PlanModifiers: replace,
 			},
 			"capacity": schema.StringAttribute{
 				Required: true, MarkdownDescription: "Capacity the volume advertises, as a Kubernetes quantity (`10Gi`, `500M`). Kubernetes " +
@@ -157,6 +158,7 @@ func shrinks(_ context.Context, req planmodifier.StringRequest, resp *stringplan
 	resp.RequiresReplace = err1 == nil && err2 == nil && planned.Cmp(current) < 0
 }
 
+// pathValidator checks CheckPath's rules; characters are validate.NodePath's.
 type pathValidator struct{}
 
 func (pathValidator) Description(context.Context) string {
@@ -164,8 +166,8 @@ func (pathValidator) Description(context.Context) string {
 }
 func (v pathValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
 func (pathValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
-	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
-		return
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() || validate.CheckNodePath(req.ConfigValue.ValueString()) != nil {
+		return // validate.NodePath says what is wrong
 	}
 	if err := CheckPath(req.ConfigValue.ValueString()); err != nil {
 		resp.Diagnostics.AddAttributeError(req.Path, "Unsafe or invalid path", err.Error()+".")
