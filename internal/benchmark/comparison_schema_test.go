@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/schemacheck"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/validate/validatetest"
 )
 
 // The comparison's schema is valid, its models' tfsdk tags are exactly its attributes at every
@@ -24,4 +25,8 @@ func TestComparisonSchema(t *testing.T) {
 			t.Errorf("spread lacks figure %s", f.Key)
 		}
 	}
+}
+
+func TestComparisonSchema_nodePaths(t *testing.T) {
+	validatetest.DataSourceNodePaths(t, &ComparisonDataSource{}, "targets.node_path")
 }

@@ -50,7 +50,7 @@ func (d *DataSource) Schema(ctx context.Context, _ datasource.SchemaRequest, res
 			Optional: true,
 			MarkdownDescription: "Benchmark a directory on `node` directly: fio runs on the node over SSH (the provider's `ssh` block; fio must be installed there) " +
 				"in a directory of its own below this path, which is removed afterwards. An absolute path of letters, digits, spaces and `/._-+@~,=`.",
-			Validators: []validator.String{directoryValidator{}},
+			Validators: []validator.String{validate.NodePath(), directoryValidator{}},
 		},
 		"node": schema.StringAttribute{
 			Optional: true,
@@ -258,7 +258,8 @@ func (v stringValidator) ValidateString(_ context.Context, req validator.StringR
 	}
 }
 
-// directoryValidator checks node_path with fio's own rule for directories.
+// directoryValidator checks node_path with fio's own rule for directories; control characters
+// are validate.NodePath's to report.
 type directoryValidator struct{}
 
 func (directoryValidator) Description(context.Context) string {
@@ -268,8 +269,8 @@ func (v directoryValidator) MarkdownDescription(ctx context.Context) string {
 	return v.Description(ctx)
 }
 func (directoryValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
-	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
-		return
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() || validate.CheckNodePath(req.ConfigValue.ValueString()) != nil {
+		return // validate.NodePath says what is wrong
 	}
 	if err := fio.ValidDirectory(req.ConfigValue.ValueString()); err != nil {
 		resp.Diagnostics.AddAttributeError(req.Path, "Invalid node_path", fmt.Sprintf("%q %s.", req.ConfigValue.ValueString(), err))
