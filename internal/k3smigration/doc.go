@@ -47,7 +47,10 @@
 //     k3s-shaped node with kine) and verify: rsync's dry run finds nothing to change and the
 //     datastore's bytes are equal, both sides have the same counts of entries and bytes, and the
 //     SHA-256 of every file of server/db, server/cred, server/tls, the tokens and agent's own keys
-//     match. The copy back of a rollback and of the node guard copies the datastore the same way.
+//     match; then the copy's sqlite datastore passes sqlite's integrity check (the node's sqlite3,
+//     read-only: equal bytes do not prove a database sound when a writer still had it open while
+//     it was read; a node without sqlite3 gets a warning). The copy back of a rollback and of the
+//     node guard copies and checks the datastore the same way.
 //   - switch (switch.go: one table of per-method steps, toTarget and toSource, which Migrate and
 //     Restore use in opposite directions): the carried mounts are bind-mounted below the copy;
 //     symlink (source renamed to <source>.pre-migration-<UTC time>, a link to target in its

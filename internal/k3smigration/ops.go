@@ -73,7 +73,7 @@ func (m *move) stop(ctx context.Context, dirs ...string) error {
 	for len(look.procs.procs) > 0 {
 		kill := look.procs.shimTrees(groups)
 		if len(kill) == 0 {
-			return fmt.Errorf("processes other than containerd shims still use %s: %s; stop them and try again", dir, look.procs.describe())
+			return fmt.Errorf("processes other than containerd shims still use %s: %s; stop them and try again", dir, look.procs.others().describe())
 		}
 		if time.Now().After(deadline) {
 			if signal == "KILL" {

@@ -150,24 +150,11 @@ func (p processes) shimTrees(groups map[int]bool) []int {
 		if groups[h.pgid] {
 			continue
 		}
-		found := false
-		for pid, hops := h.pid, 0; pid > 1 && hops < 64; hops++ {
-			pr, ok := p.all[pid]
-			if pid == h.pid {
-				pr, ok = h, true
-			}
-			if !ok {
-				break
-			}
-			if isShim(pr.comm) {
-				shims[pid], found = true, true
-				break
-			}
-			pid = pr.ppid
-		}
+		shim, found := p.shimOf(h)
 		if !found {
 			return nil
 		}
+		shims[shim] = true
 	}
 	kill := map[int]bool{}
 	for pid := range shims {
@@ -198,6 +185,36 @@ func (p processes) shimTrees(groups map[int]bool) []int {
 		out = append(out, -g)
 	}
 	sort.Ints(out)
+	return out
+}
+
+// shimOf returns the containerd shim that is h or h's nearest such ancestor.
+func (p processes) shimOf(h process) (int, bool) {
+	for pid, hops := h.pid, 0; pid > 1 && hops < 64; hops++ {
+		pr, ok := p.all[pid]
+		if pid == h.pid {
+			pr, ok = h, true
+		}
+		if !ok {
+			break
+		}
+		if isShim(pr.comm) {
+			return pid, true
+		}
+		pid = pr.ppid
+	}
+	return 0, false
+}
+
+// others returns the holders that are neither a containerd shim nor below one: what keeps the
+// directory in use that stopping k3s's containers cannot end.
+func (p processes) others() processes {
+	out := processes{all: p.all}
+	for _, h := range p.procs {
+		if _, ok := p.shimOf(h); !ok {
+			out.procs = append(out.procs, h)
+		}
+	}
 	return out
 }
 
