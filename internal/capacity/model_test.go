@@ -150,8 +150,10 @@ func TestRequest(t *testing.T) {
 	}
 }
 
+// TestCheckPath: checkPath is only about absolute paths; characters are validate.NodePath's
+// (its own tests), checked first.
 func TestCheckPath(t *testing.T) {
-	for p, ok := range map[string]bool{"/": true, "/var/lib/rancher/k3s": true, "/with space": true, "rel": false, "": false, "/a\nb": false} {
+	for p, ok := range map[string]bool{"/": true, "/var/lib/rancher/k3s": true, "/with space": true, "rel": false, "": false} {
 		if err := checkPath(p); (err == nil) != ok {
 			t.Errorf("checkPath(%q) = %v", p, err)
 		}

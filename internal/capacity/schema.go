@@ -32,8 +32,8 @@ func (d *DataSource) Schema(ctx context.Context, _ datasource.SchemaRequest, res
 				Optional: true,
 				MarkdownDescription: "Measure the filesystem holding this absolute path on each of `nodes`, over SSH (the provider's `ssh` block): " +
 					"statfs numbers as `df` shows them, the mount, and the block devices behind it down to the disks. Symbolic links are followed. " +
-					"A path that does not exist on a node is an error.",
-				Validators: []validator.String{pathValidator{}},
+					"A path that does not exist on a node is an error. Control characters (newlines, tabs, NUL, ...) are refused.",
+				Validators: []validator.String{validate.NodePath(), pathValidator{}},
 			},
 			"storage_class": schema.StringAttribute{
 				Optional: true,
@@ -61,8 +61,8 @@ func (d *DataSource) Schema(ctx context.Context, _ datasource.SchemaRequest, res
 					"base_path": schema.StringAttribute{
 						Optional: true,
 						MarkdownDescription: "OpenEBS only: the hostpath base path to measure (default: the `BasePath` of the release's hostpath " +
-							"StorageClass, `" + OpenEBSDefaultBasePath + "` when it names none).",
-						Validators: []validator.String{pathValidator{}},
+							"StorageClass, `" + OpenEBSDefaultBasePath + "` when it names none). An absolute path without control characters.",
+						Validators: []validator.String{validate.NodePath(), pathValidator{}},
 					},
 				},
 			},
@@ -246,11 +246,11 @@ func computedBool(description string) schema.BoolAttribute {
 	return schema.BoolAttribute{Computed: true, MarkdownDescription: description}
 }
 
-// pathValidator checks an absolute node path that a shell argument can carry.
+// pathValidator checks that a node path is absolute; its characters are validate.NodePath's.
 type pathValidator struct{}
 
 func (pathValidator) Description(context.Context) string {
-	return "an absolute path without NUL bytes or newlines"
+	return "an absolute path"
 }
 
 func (v pathValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
@@ -264,12 +264,10 @@ func (pathValidator) ValidateString(_ context.Context, req validator.StringReque
 	}
 }
 
+// checkPath reports why p is not absolute, or nil.
 func checkPath(p string) error {
-	switch {
-	case !strings.HasPrefix(p, "/"):
+	if !strings.HasPrefix(p, "/") {
 		return fmt.Errorf("%q must be an absolute path (starting with /)", p)
-	case strings.ContainsAny(p, "\x00\n"):
-		return fmt.Errorf("%q must not contain NUL bytes or newlines", p)
 	}
 	return nil
 }
