@@ -25,9 +25,19 @@ type engine struct {
 	Ranges []chartRange
 	// Version is the pinned default chart version: the newest verified patch of the last range.
 	Version string
-	// OneMinorAtATime: the chart upgrades only from minor N to N+1 and never downgrades
-	// (Longhorn's pre-upgrade checker refuses anything else).
+	// Upgrades is which version changes the chart makes in one upgrade.
+	Upgrades upgradePolicy
+}
+
+// upgradePolicy is which version changes an engine's chart makes in one upgrade, as its
+// project documents and enforces them.
+type upgradePolicy struct {
+	// NoDowngrade: a version lower than the installed one is refused.
+	NoDowngrade bool
+	// OneMinorAtATime: from minor N only to N+1 (within a major version).
 	OneMinorAtATime bool
+	// RefusedBy names what refuses the change in the engine itself, for the error.
+	RefusedBy string
 }
 
 // chartRange is one minor version of a chart (every patch release of it) and its value layout,
@@ -72,12 +82,13 @@ type valueKey struct {
 
 var engines = map[string]engine{
 	typeLonghorn: {
-		Name:            typeLonghorn,
-		Repository:      "https://charts.longhorn.io",
-		Chart:           "longhorn",
-		Namespace:       "longhorn-system",
-		ReleaseName:     "longhorn",
-		OneMinorAtATime: true,
+		Name:        typeLonghorn,
+		Repository:  "https://charts.longhorn.io",
+		Chart:       "longhorn",
+		Namespace:   "longhorn-system",
+		ReleaseName: "longhorn",
+		Upgrades: upgradePolicy{NoDowngrade: true, OneMinorAtATime: true,
+			RefusedBy: "its pre-upgrade check (longhorn-manager's upgrade path check)"},
 		Ranges: []chartRange{
 			{Minor: "1.7", Newest: "1.7.3", KubeVersion: ">=1.21.0-0", Keys: longhornKeys},
 			{Minor: "1.8", Newest: "1.8.2", KubeVersion: ">=1.25.0-0", Keys: longhornKeys},
@@ -93,6 +104,19 @@ var engines = map[string]engine{
 		Chart:       "openebs",
 		Namespace:   "openebs",
 		ReleaseName: "openebs",
+		// OpenEBS 4.x upgrades by `helm upgrade` of the umbrella chart, Mayastor's data plane
+		// then by its upgrade job. Read in openebs/mayastor-extensions (default branch,
+		// 2024-10): k8s/upgrade/src/bin/upgrade-job/helm/upgrade.rs refuses a target chart
+		// lower than the installed one (RollbackForbidden: "rollbacks not supported"), then
+		// only installed versions listed in k8s/upgrade/config/unsupported_versions.yaml (a
+		// placeholder 0.0.0 there); the kubectl plugin's preflight
+		// (k8s/upgrade/src/plugin/preflight_validations.rs) likewise refuses a higher-to-lower
+		// semver upgrade. Mayastor's docs say upgrades are supported from source 2.0.0 on, to any
+		// later version. Nothing limits how many minors one upgrade skips, so within 4.x any
+		// upgrade is allowed and only downgrades are refused. (OpenEBS 3.x to 4.x is a migration
+		// of its own, outside the table.)
+		Upgrades: upgradePolicy{NoDowngrade: true,
+			RefusedBy: "Mayastor's upgrade job (RollbackForbidden) and the OpenEBS kubectl plugin"},
 		Ranges: []chartRange{
 			{Minor: "4.0", Newest: "4.0.1", Dependencies: openebsDeps40, Keys: openebsKeys40},
 			{Minor: "4.1", Newest: "4.1.3", Dependencies: openebsDeps40, Keys: openebsKeys40},
@@ -268,11 +292,13 @@ func (e engine) rangeFor(version string) (chartRange, error) {
 		"each checked against the real chart. Choose a supported version (default: %s)", e.Name, version, e.Name, e.supportedText(), e.Version)
 }
 
-// upgradeCheck refuses a version change the chart cannot make in one upgrade: for an engine
-// that upgrades one minor at a time, a downgrade, or a skip over a minor (the error spells out
-// the path, one apply per step, through the newest patch of each minor in between).
+// upgradeCheck refuses a version change the chart cannot make in one upgrade (the engine's
+// upgradePolicy): a downgrade, or a skip over a minor for an engine that upgrades one minor at a
+// time (the error spells out the path, one apply per step, through the newest patch of each
+// minor in between).
 func (e engine) upgradeCheck(from, to string) error {
-	if !e.OneMinorAtATime || from == "" {
+	p := e.Upgrades
+	if from == "" || (!p.NoDowngrade && !p.OneMinorAtATime) {
 		return nil
 	}
 	vf, err := semver.NewVersion(from)
@@ -283,11 +309,12 @@ func (e engine) upgradeCheck(from, to string) error {
 	if err != nil {
 		return nil //nolint:nilerr // reported by rangeFor
 	}
-	if vt.LessThan(vf) {
-		return fmt.Errorf("%s chart %s is installed: downgrading to %s is not supported by %s (its pre-upgrade check refuses it). "+
-			"Keep version %s or newer; going back needs a reinstall (destroy, which deletes the volumes, then create)", e.Name, from, to, e.Name, from)
+	if p.NoDowngrade && vt.LessThan(vf) {
+		return fmt.Errorf("%s chart %s is installed: downgrading to %s is not supported by %s (%s refuses it). "+
+			"Keep version %s or newer; going back needs a reinstall (destroy, which needs every volume of the backend gone first, then create)",
+			e.Name, from, to, e.Name, p.RefusedBy, from)
 	}
-	if vt.Major() != vf.Major() || vt.Minor() <= vf.Minor()+1 {
+	if !p.OneMinorAtATime || vt.Major() != vf.Major() || vt.Minor() <= vf.Minor()+1 {
 		return nil
 	}
 	path := []string{from}

@@ -20,15 +20,21 @@ import (
 // serves. Uninstalling the backend leaves every volume of these drivers without its driver (and
 // Longhorn's uninstaller deletes its volumes), whatever StorageClass made them.
 var backendDrivers = map[string][]string{
-	typeLonghorn: {"driver.longhorn.io"},
+	typeLonghorn: {longhornDriver},
 	typeOpenEBS: {
-		"openebs.io/local",        // LocalPV hostpath (external provisioner; PVs are local/hostPath)
+		hostpathDriver,            // LocalPV hostpath (external provisioner; PVs are local/hostPath)
 		"io.openebs.csi-mayastor", // Mayastor (replicated)
 		"local.csi.openebs.io",    // LocalPV LVM
 		"zfs.csi.openebs.io",      // LocalPV ZFS
 		"rawfile.csi.openebs.io",  // LocalPV rawfile (charts that have it)
 	},
 }
+
+// The drivers the update guard names on their own (strand.go).
+const (
+	longhornDriver = "driver.longhorn.io"
+	hostpathDriver = "openebs.io/local"
+)
 
 const (
 	annProvisionedBy      = "pv.kubernetes.io/provisioned-by"
@@ -92,12 +98,7 @@ func (r *Resource) guard(ctx context.Context, client kubernetes.Interface, s spe
 				". Nothing was uninstalled. See `helm get manifest "+s.ReleaseName+" -n "+s.Namespace+"`.")
 		return diags
 	}
-	vols, err := driverVolumes(ctx, client, backendDrivers[s.Type], internal)
-	if err == nil && s.Type == typeLonghorn {
-		var more []guardedVolume
-		more, err = r.longhornVolumes(ctx, vols)
-		vols = append(vols, more...)
-	}
+	vols, err := r.servedVolumes(ctx, client, backendDrivers[s.Type], internal)
 	if err != nil {
 		diags.AddError("Listing the volumes of "+s.Type+" release "+s.id()+" failed",
 			"Destroy uninstalls only when no volume of the backend's drivers ("+strings.Join(backendDrivers[s.Type], ", ")+
@@ -125,6 +126,26 @@ func (r *Resource) guard(ctx context.Context, client kubernetes.Interface, s spe
 			"delete the PersistentVolumes left Released or Available (they keep their data under reclaim Retain)%s, and destroy again. "+
 			"Or set force_destroy = true to uninstall anyway.", s.Type, lostBy(s.Type), list, longhornRemedy(s.Type)))
 	return diags
+}
+
+// servedVolumes lists the volumes of the given drivers (driverVolumes) and, when Longhorn's
+// driver is among them, Longhorn's own volumes without a PersistentVolume. The destroy guard
+// asks for every driver of the backend, the update guard (strand.go) for those an update strands.
+func (r *Resource) servedVolumes(ctx context.Context, client kubernetes.Interface, drivers []string, internal func(namespace, name string) bool) ([]guardedVolume, error) {
+	vols, err := driverVolumes(ctx, client, drivers, internal)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range drivers {
+		if d == longhornDriver {
+			more, err := r.longhornVolumes(ctx, vols)
+			if err != nil {
+				return nil, err
+			}
+			vols = append(vols, more...)
+		}
+	}
+	return vols, nil
 }
 
 func lostBy(t string) string {

@@ -132,7 +132,7 @@ func (r *Resource) longhornVolumes(ctx context.Context, listed []guardedVolume) 
 			continue
 		}
 		state, _, _ := unstructured.NestedString(item.Object, "status", "state")
-		v := guardedVolume{Kind: "Longhorn volume", Name: item.GetNamespace() + "/" + item.GetName(), Driver: "driver.longhorn.io", State: state}
+		v := guardedVolume{Kind: "Longhorn volume", Name: item.GetNamespace() + "/" + item.GetName(), Driver: longhornDriver, State: state}
 		if ns, _, _ := unstructured.NestedString(item.Object, "status", "kubernetesStatus", "namespace"); ns != "" {
 			if pvc, _, _ := unstructured.NestedString(item.Object, "status", "kubernetesStatus", "pvcName"); pvc != "" {
 				v.Claim = ns + "/" + pvc

@@ -40,6 +40,7 @@ type model struct {
 	MaxHistory          types.Int64    `tfsdk:"max_history"`
 	Wait                types.Bool     `tfsdk:"wait"`
 	ForceDestroy        types.Bool     `tfsdk:"force_destroy"`
+	ForceStrandVolumes  types.Bool     `tfsdk:"force_strand_volumes"`
 	Preflight           types.Bool     `tfsdk:"preflight"`
 	Status              types.String   `tfsdk:"status"`
 	Revision            types.Int64    `tfsdk:"revision"`
@@ -85,9 +86,12 @@ type spec struct {
 	CreateNamespace bool
 	Wait            bool
 	ForceDestroy    bool
-	Preflight       bool
-	OpenEBS         openebsSettings
-	Longhorn        longhornSettings
+	// ForceStrandVolumes lets an update go on that leaves volumes without their driver or data
+	// path (strand.go).
+	ForceStrandVolumes bool
+	Preflight          bool
+	OpenEBS            openebsSettings
+	Longhorn           longhornSettings
 	// Values are the raw YAML documents, merged in order; Sets the set entries, then the
 	// set_sensitive ones.
 	Values     []string
@@ -140,16 +144,17 @@ func (m model) spec() spec {
 			Insecure:   m.RepositoryInsecure.ValueBool(),
 			PlainHTTP:  m.RepositoryPlainHTTP.ValueBool(),
 		},
-		Namespace:       m.Namespace.ValueString(),
-		ReleaseName:     m.ReleaseName.ValueString(),
-		CreateNamespace: m.CreateNamespace.IsNull() || m.CreateNamespace.ValueBool(),
-		Wait:            m.Wait.IsNull() || m.Wait.ValueBool(),
-		ForceDestroy:    m.ForceDestroy.ValueBool(),
-		Preflight:       m.Preflight.ValueBool(),
-		OpenEBS:         defaultOpenEBSSettings(),
-		Longhorn:        defaultLonghornSettings(),
-		Values:          stringsOf(m.Values),
-		MaxHistory:      defaultMaxHistory,
+		Namespace:          m.Namespace.ValueString(),
+		ReleaseName:        m.ReleaseName.ValueString(),
+		CreateNamespace:    m.CreateNamespace.IsNull() || m.CreateNamespace.ValueBool(),
+		Wait:               m.Wait.IsNull() || m.Wait.ValueBool(),
+		ForceDestroy:       m.ForceDestroy.ValueBool(),
+		ForceStrandVolumes: m.ForceStrandVolumes.ValueBool(),
+		Preflight:          m.Preflight.ValueBool(),
+		OpenEBS:            defaultOpenEBSSettings(),
+		Longhorn:           defaultLonghornSettings(),
+		Values:             stringsOf(m.Values),
+		MaxHistory:         defaultMaxHistory,
 	}
 	if !m.MaxHistory.IsNull() && !m.MaxHistory.IsUnknown() {
 		s.MaxHistory = int(m.MaxHistory.ValueInt64())
@@ -366,7 +371,8 @@ func (m *model) adopt(st *helm.Status) error {
 	m.RepositoryInsecure = types.BoolValue(false)
 	m.MaxHistory = types.Int64Value(defaultMaxHistory)
 	m.Wait = types.BoolValue(true)
-	m.ForceDestroy = types.BoolValue(false)
+	m.ForceDestroy = types.BoolValue(defaultForceDestroy)
+	m.ForceStrandVolumes = types.BoolValue(defaultForceStrandVolumes)
 	m.Preflight = types.BoolValue(false)
 	m.Timeouts = timeouts.Value{Object: types.ObjectNull(map[string]attr.Type{
 		"create": types.StringType, "update": types.StringType, "delete": types.StringType,

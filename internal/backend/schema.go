@@ -43,13 +43,14 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 			"version-aware settings. Installs and upgrades are atomic (a failed install is removed, a failed upgrade rolled back), " +
 			"a release this provider installed and an interrupted apply left pending is repaired on the next apply (never a release someone else made, " +
 			"nor one whose operation may still be running), changes made with `helm` show as a diff, destroy refuses while any volume of the " +
-			"backend's drivers exists (on any StorageClass, Released ones too), a backend whose class is the default takes the mark from the " +
+			"backend's drivers exists (on any StorageClass, Released ones too), an update refuses while it would strand volumes (an engine turned " +
+			"off, a data path moved; `force_strand_volumes`), a backend whose class is the default takes the mark from the " +
 			"other classes, and `footprint` reports what the backend's pods ask for.\n\n" +
 			"Releases the provider installs carry the Helm release labels `clusterstorage.io/managed-by`, `clusterstorage.io/operation-timeout` " +
 			"and `clusterstorage.io/revision` (`helm get metadata`).\n\n" +
 			fmt.Sprintf("Supported chart versions: Longhorn %s (default `%s`); OpenEBS %s (default `%s`), each checked against the real chart's "+
 				"values and dependencies. Longhorn upgrades one minor version at a time: a version that skips a minor, or a downgrade, is refused at plan "+
-				"with the path to take.", lh.supportedText(), lh.Version, oe.supportedText(), oe.Version),
+				"with the path to take. OpenEBS upgrades to any later 4.x version in one step and never downgrades (refused at plan).", lh.supportedText(), lh.Version, oe.supportedText(), oe.Version),
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
 				Computed: true, MarkdownDescription: "`<namespace>/<release_name>`.",
@@ -75,6 +76,7 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 				MarkdownDescription: fmt.Sprintf("Chart version: an exact version or a constraint such as `~4.4` (default: `%s` for Longhorn, `%s` for OpenEBS). "+
 					"Accepted: Longhorn %s; OpenEBS %s (a version outside these is refused at plan). A Longhorn upgrade must go from one minor "+
 					"to the next (1.8 to 1.9, not 1.8 to 1.10) and never down: the plan names each intermediate version to apply in turn. "+
+					"An OpenEBS upgrade may skip minors (as Mayastor's upgrade job allows) but never goes down. "+
 					"`chart_version` reports the version installed.", lh.Version, oe.Version, lh.supportedText(), oe.supportedText()),
 			},
 			"namespace": schema.StringAttribute{
@@ -227,7 +229,7 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 					"(default: `true`). Without it, install and upgrade are not atomic.",
 			},
 			"force_destroy": schema.BoolAttribute{
-				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+				Optional: true, Computed: true, Default: booldefault.StaticBool(defaultForceDestroy),
 				MarkdownDescription: "Uninstall even while the backend serves volumes (default: `false`). Without it, destroy refuses while any " +
 					"PersistentVolume of the backend's drivers exists, in any phase (Bound, Released under `Retain`, ...) and on any StorageClass " +
 					"(a class you made for `driver.longhorn.io` too), while a claim of such a class waits for its volume, and for Longhorn while " +
@@ -235,6 +237,16 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 					"OpenEBS `openebs.io/local`, `io.openebs.csi-mayastor`, `local.csi.openebs.io` (LVM), `zfs.csi.openebs.io`, `rawfile.csi.openebs.io`. " +
 					"The release's own claims (its StatefulSets' volumeClaimTemplates: Mayastor's etcd, Loki, MinIO) do not count. " +
 					"For Longhorn, `deleting-confirmation-flag` is set (on its Setting object) only once this check passed or with `force_destroy`.",
+			},
+			"force_strand_volumes": schema.BoolAttribute{
+				Optional: true, Computed: true, Default: booldefault.StaticBool(defaultForceStrandVolumes),
+				MarkdownDescription: "Let an update go ahead although volumes of the backend lose their driver or their data path (default: `false`). " +
+					"Without it, an update is refused (at plan when the cluster can be read, else at apply before Helm is called) while volumes exist " +
+					"that it would strand: of an OpenEBS engine it turns off (`mayastor_enabled`, `lvm_enabled` or `zfs_enabled` from `true` to " +
+					"`false`, or a raw value that turns off an engine's dependency condition such as `engines.local.rawfile.enabled`), of an engine " +
+					"the new chart version no longer has, of the hostpath class when `hostpath_base_path` changes, and every Longhorn volume when " +
+					"`default_data_path` changes. The volumes are counted as `force_destroy` counts them and each is named. With `true`, the " +
+					"update goes ahead and a warning lists them; the provider deletes no data either way.",
 			},
 			"preflight": schema.BoolAttribute{
 				Optional: true, Computed: true, Default: booldefault.StaticBool(false),

@@ -40,6 +40,10 @@ const (
 	cleanupMargin = 2 * time.Minute
 	// defaultMaxHistory is how many release revisions an upgrade keeps (max_history).
 	defaultMaxHistory = 10
+	// defaultForceDestroy and defaultForceStrandVolumes are force_destroy's and
+	// force_strand_volumes' defaults (schema and import).
+	defaultForceDestroy       = false
+	defaultForceStrandVolumes = false
 
 	// releaseOwner marks the Helm releases this provider installs and upgrades (release label
 	// helm.OwnerLabel): only those are ever repaired when an interrupted apply left them pending.
@@ -147,6 +151,12 @@ func (r *Resource) ModifyPlan(ctx context.Context, req resource.ModifyPlanReques
 			resp.Diagnostics.AddAttributeError(path.Root("version"), "Unsupported upgrade path", err.Error())
 			return
 		}
+		if len(typedPending) == 0 && len(rawPending) == 0 && len(resp.RequiresReplace) == 0 {
+			resp.Diagnostics.Append(r.planStrandGuard(ctx, plan.spec(), strings.TrimPrefix(v, "v"))...)
+			if resp.Diagnostics.HasError() {
+				return
+			}
+		}
 	}
 	drift, diags := req.Private.GetKey(ctx, privateDrift)
 	resp.Diagnostics.Append(diags...)
@@ -161,6 +171,34 @@ func (r *Resource) ModifyPlan(ctx context.Context, req resource.ModifyPlanReques
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("storage_classes"), types.ListUnknown(types.StringType))...)
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("footprint"), types.ObjectUnknown(footprintAttrTypes))...)
 	}
+}
+
+// planStrandGuard runs the update guard (strand.go) at plan against the live release. When the
+// cluster or the release cannot be read now (the provider's connection is not known yet, the
+// release is gone), the apply checks instead, before Helm is called.
+func (r *Resource) planStrandGuard(ctx context.Context, s spec, version string) diag.Diagnostics {
+	var diags diag.Diagnostics
+	later := func(why string) diag.Diagnostics {
+		tflog.Info(ctx, "update guard left to the apply: "+why, map[string]any{"release": s.id()})
+		return diags
+	}
+	values, err := s.valuesFor(version)
+	if err != nil {
+		return later(err.Error())
+	}
+	hc, client, cdiags := r.clients(ctx)
+	if cdiags.HasError() {
+		return later("the cluster cannot be reached at plan")
+	}
+	live, err := hc.Get(s.ReleaseName, s.Namespace)
+	if err != nil {
+		return later("reading the release: " + err.Error())
+	}
+	gdiags, err := r.strandGuard(ctx, client, s, live, version, values)
+	if err != nil {
+		return later("listing the volumes: " + err.Error())
+	}
+	return gdiags
 }
 
 // Create installs the release (atomically when waiting). A release of the same name that exists
@@ -352,6 +390,18 @@ func (r *Resource) Update(ctx context.Context, req resource.UpdateRequest, resp 
 		tflog.Debug(ctx, "release already matches the configuration; no upgrade", map[string]any{"release": s.id()})
 		st = live
 	default:
+		// The update guard (strand.go) first: nothing else is worth checking if it refuses.
+		gdiags, gerr := r.strandGuard(ctx, client, s, live, rel.Chart.Metadata.Version, rel.Values)
+		resp.Diagnostics.Append(gdiags...)
+		if gerr != nil {
+			resp.Diagnostics.AddError("Listing the volumes of "+s.Type+" release "+s.id()+" failed",
+				"The update turns off an engine or moves a data path, and goes ahead only when no volume would be stranded (or with force_strand_volumes), "+
+					"which could not be checked: "+gerr.Error()+". Nothing was upgraded. The provider's credentials need list access to PersistentVolumes, "+
+					"PersistentVolumeClaims and StorageClasses (and volumes.longhorn.io for Longhorn).")
+		}
+		if resp.Diagnostics.HasError() {
+			return
+		}
 		if s.Preflight {
 			resp.Diagnostics.Append(r.preflight(ctx, client, s)...)
 			if resp.Diagnostics.HasError() {
