@@ -16,6 +16,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	k8sresource "k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/validate"
 )
 
 // Schema describes clusterstorage_k3s_data_dir_migration.
@@ -44,12 +46,12 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 				Optional: true, Computed: true, Default: stringdefault.StaticString(DefaultSource),
 				MarkdownDescription: "The k3s data directory to move: an absolute, clean path holding k3s's `server/` or `agent/` (default: `" + DefaultSource + "`). " +
 					"Changing it replaces the resource.",
-				Validators: []validator.String{absPath{}}, PlanModifiers: replace,
+				Validators: []validator.String{validate.NodePath(), absPath{}}, PlanModifiers: replace,
 			},
 			"target": schema.StringAttribute{
 				Required: true, MarkdownDescription: "Where the data moves to: an absolute, clean path that does not exist or is an empty directory, " +
 					"on the new disk, neither inside `source` nor holding it. Changing it replaces the resource.",
-				Validators: []validator.String{absPath{}}, PlanModifiers: replace,
+				Validators: []validator.String{validate.NodePath(), absPath{}}, PlanModifiers: replace,
 			},
 			"service": schema.StringAttribute{
 				Optional: true, Computed: true,
@@ -71,7 +73,7 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 				MarkdownDescription: "The k3s configuration file `switch_method = \"config\"` edits (default: `" + DefaultConfigFile + "`); its drop-ins `<config_file>.d/*.yaml` " +
 					"are read too, and a drop-in that sets `data-dir` is refused (it would win over this file). Updated in place: with `config`, the new file must be the one " +
 					"that sets k3s's `data-dir` to `target`.",
-				Validators: []validator.String{absPath{}},
+				Validators: []validator.String{validate.NodePath(), absPath{}},
 			},
 			"keep_backup": schema.BoolAttribute{
 				Optional: true, Computed: true, Default: booldefault.StaticBool(true),
@@ -150,6 +152,8 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 	}
 }
 
+// absPath checks CheckPath's rules; characters are validate.NodePath's (CheckPath's own check of
+// them stays for the values it sees at apply and import, and lib.sh checks again on the node).
 type absPath struct{}
 
 func (absPath) Description(context.Context) string { return "an absolute, clean path" }
@@ -157,8 +161,8 @@ func (v absPath) MarkdownDescription(ctx context.Context) string {
 	return v.Description(ctx)
 }
 func (absPath) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
-	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
-		return
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() || validate.CheckNodePath(req.ConfigValue.ValueString()) != nil {
+		return // validate.NodePath says what is wrong
 	}
 	if err := CheckPath(req.Path.String(), req.ConfigValue.ValueString()); err != nil {
 		resp.Diagnostics.AddAttributeError(req.Path, "Invalid path", err.Error()+".")

@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/schemacheck"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/validate/validatetest"
 )
 
 func TestSchema(t *testing.T) {
@@ -40,4 +41,8 @@ func TestSchema_createOnlySettingsUpdateInPlace(t *testing.T) {
 			t.Errorf("%s: unexpected attribute %T", name, a)
 		}
 	}
+}
+
+func TestSchema_nodePaths(t *testing.T) {
+	validatetest.ResourceNodePaths(t, NewResource(), "source", "target", "config_file")
 }
