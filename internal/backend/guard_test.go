@@ -117,6 +117,14 @@ func (g *guard) userClass(name string) {
 // as a Longhorn volume made through that class looks; the PV is removed at the end of the test.
 func (g *guard) boundVolume(pv, claim, class string) {
 	g.t.Helper()
+	g.boundCSIVolume(pv, claim, class, "driver.longhorn.io")
+}
+
+// boundCSIVolume makes a PersistentVolume of a CSI driver on class and a claim of the test's
+// namespace bound to it, as a volume that driver provisioned looks (nothing serves it: the guards
+// only read it); the PV is removed at the end of the test.
+func (f *fixture) boundCSIVolume(pv, claim, class, driver string) {
+	f.t.Helper()
 	ctx := context.Background()
 	obj := &corev1.PersistentVolume{
 		ObjectMeta: metav1.ObjectMeta{Name: pv},
@@ -125,19 +133,19 @@ func (g *guard) boundVolume(pv, claim, class string) {
 			AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 			PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
 			StorageClassName:              class,
-			PersistentVolumeSource:        corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{Driver: "driver.longhorn.io", VolumeHandle: pv}},
+			PersistentVolumeSource:        corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{Driver: driver, VolumeHandle: pv}},
 		},
 	}
-	if _, err := g.client.CoreV1().PersistentVolumes().Create(ctx, obj, metav1.CreateOptions{}); err != nil {
-		g.t.Fatal(err)
+	if _, err := f.client.CoreV1().PersistentVolumes().Create(ctx, obj, metav1.CreateOptions{}); err != nil {
+		f.t.Fatal(err)
 	}
-	g.t.Cleanup(func() {
-		if err := g.client.CoreV1().PersistentVolumes().Delete(context.Background(), pv, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-			g.t.Logf("cleanup: deleting PersistentVolume %s: %v", pv, err)
+	f.t.Cleanup(func() {
+		if err := f.client.CoreV1().PersistentVolumes().Delete(context.Background(), pv, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			f.t.Logf("cleanup: deleting PersistentVolume %s: %v", pv, err)
 		}
 	})
 	pvc := &corev1.PersistentVolumeClaim{
-		ObjectMeta: metav1.ObjectMeta{Name: claim, Namespace: g.ns},
+		ObjectMeta: metav1.ObjectMeta{Name: claim, Namespace: f.ns},
 		Spec: corev1.PersistentVolumeClaimSpec{
 			StorageClassName: &class,
 			VolumeName:       pv,
@@ -145,23 +153,23 @@ func (g *guard) boundVolume(pv, claim, class string) {
 			Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: k8sresource.MustParse("1Gi")}},
 		},
 	}
-	if _, err := g.client.CoreV1().PersistentVolumeClaims(g.ns).Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
-		g.t.Fatal(err)
+	if _, err := f.client.CoreV1().PersistentVolumeClaims(f.ns).Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
+		f.t.Fatal(err)
 	}
-	g.waitPV(pv, corev1.VolumeBound)
+	f.waitPV(pv, corev1.VolumeBound)
 }
 
-func (g *guard) waitPV(name string, phase corev1.PersistentVolumePhase) {
-	g.t.Helper()
+func (f *fixture) waitPV(name string, phase corev1.PersistentVolumePhase) {
+	f.t.Helper()
 	err := kube.Poll(context.Background(), 200*time.Millisecond, time.Minute, "PersistentVolume "+name+" to be "+string(phase), func(ctx context.Context) (bool, string, error) {
-		pv, err := g.client.CoreV1().PersistentVolumes().Get(ctx, name, metav1.GetOptions{})
+		pv, err := f.client.CoreV1().PersistentVolumes().Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return kube.KeepPolling(err)
 		}
 		return pv.Status.Phase == phase, string(pv.Status.Phase), nil
 	})
 	if err != nil {
-		g.t.Fatal(err)
+		f.t.Fatal(err)
 	}
 }
 

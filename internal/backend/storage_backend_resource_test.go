@@ -3,6 +3,7 @@ package backend_test
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -45,13 +46,16 @@ resource "clusterstorage_storage_backend" "test" {
 `, f.repo, version, f.ns, settings, extra)
 }
 
-// TestAccStorageBackend_openebsLifecycle installs OpenEBS 4.4 with only hostpath, changes a
+// TestAccStorageBackend_openebsLifecycle installs OpenEBS 4.0.1 with only hostpath, changes a
 // typed setting, turns Mayastor on (on a labelled node, with one etcd replica for the one node),
-// imports it, moves to 4.0.1 (the same engine keys) and turns Mayastor off again.
+// imports it, upgrades to 4.4.0 (skipping minors, which OpenEBS allows), is refused a downgrade
+// at plan, is refused at plan to turn Mayastor off while a Mayastor volume exists (the update
+// guard names it) and turns it off with force_strand_volumes.
 func TestAccStorageBackend_openebsLifecycle(t *testing.T) {
 	f := newFixture(t, acctest.LockMayastorNode)
 	class := acctest.RandomName("acc-hostpath")
 	base1, base2 := t.TempDir(), t.TempDir()
+	mayastorPV := acctest.RandomName("acc-mayastor-pv")
 	settings := func(base string, mayastor bool) string {
 		return fmt.Sprintf("    hostpath_class_name = %q\n    hostpath_base_path = %q\n    mayastor_enabled = %t", class, base, mayastor)
 	}
@@ -66,28 +70,27 @@ func TestAccStorageBackend_openebsLifecycle(t *testing.T) {
 		CheckDestroy:             f.checkReleaseGone("openebs"),
 		Steps: []resource.TestStep{
 			{
-				Config: f.openebs("4.4.0", settings(base1, false), oneEtcd),
+				Config: f.openebs("4.0.1", settings(base1, false), oneEtcd),
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("id"), knownvalue.StringExact(f.ns+"/openebs")),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("status"), knownvalue.StringExact("deployed")),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("revision"), knownvalue.Int64Exact(1)),
-					statecheck.ExpectKnownValue(addr, tfjsonpath.New("chart_version"), knownvalue.StringExact("4.4.0")),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("chart_version"), knownvalue.StringExact("4.0.1")),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("release_name"), knownvalue.StringExact("openebs")),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("storage_classes"), knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact(class)})),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("footprint").AtMapKey("pods"), knownvalue.Int64Exact(1)),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("force_strand_volumes"), knownvalue.Bool(false)),
 				},
 				Check: resource.ComposeTestCheckFunc(
 					f.checkFootprint(),
 					f.checkClassBasePath(class, base1),
-					// loki and alloy are off by default; so are the engines.
-					f.checkAbsent("StatefulSet", "openebs-loki"),
-					f.checkAbsent("DaemonSet", "openebs-alloy"),
 					f.checkAbsent("DaemonSet", "openebs-io-engine"),
 				),
 			},
 			{
-				// A typed setting changes in place (helm upgrade).
-				Config: f.openebs("4.4.0", settings(base2, false), oneEtcd),
+				// A typed setting changes in place (helm upgrade); no volume lives under the old
+				// base path, so the update guard lets it through.
+				Config: f.openebs("4.0.1", settings(base2, false), oneEtcd),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
 				}},
@@ -98,9 +101,10 @@ func TestAccStorageBackend_openebsLifecycle(t *testing.T) {
 			},
 			{
 				// Mayastor renders its io-engine (on the labelled node), its etcd with a claim on
-				// its own class, and the class <release>-single-replica.
+				// its own class, and the class <release>-single-replica. 4.0.1's Loki (Mayastor's
+				// loki-stack) is off.
 				PreConfig: f.labelMayastorNodes,
-				Config:    f.openebs("4.4.0", settings(base2, true), oneEtcd),
+				Config:    f.openebs("4.0.1", settings(base2, true), oneEtcd),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
 				}},
@@ -109,7 +113,12 @@ func TestAccStorageBackend_openebsLifecycle(t *testing.T) {
 					// The provisioner, etcd (one replica) and io-engine on every (labelled) node.
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("footprint").AtMapKey("pods"), knownvalue.Int64Exact(2+f.nodeCount())),
 				},
-				Check: resource.ComposeTestCheckFunc(f.checkDaemonSet("openebs-io-engine"), f.checkFootprint(), f.checkClaimBound("data-openebs-etcd-0")),
+				Check: resource.ComposeTestCheckFunc(
+					f.checkDaemonSet("openebs-io-engine"), f.checkFootprint(), f.checkClaimBound("data-openebs-etcd-0"),
+					f.checkAbsent("DaemonSet", "openebs-lvm-localpv-node"),
+					f.checkAbsent("DaemonSet", "openebs-zfs-localpv-node"),
+					f.checkAbsent("StatefulSet", "openebs-loki"),
+				),
 			},
 			{
 				ResourceName:      addr,
@@ -120,30 +129,54 @@ func TestAccStorageBackend_openebsLifecycle(t *testing.T) {
 				ImportStateVerifyIgnore: []string{"repository", "timeouts", "set", volatileFootprint},
 			},
 			{
-				// 4.0.1 reads the same engines.* conditions; its Loki (Mayastor's loki-stack) is off.
-				Config: f.openebs("4.0.1", settings(base2, true), oneEtcd),
+				// 4.0.1 to 4.4.0 in one step (OpenEBS has no minor-at-a-time rule); 4.4 reads the
+				// same engines.* conditions, and its Loki and Alloy subcharts stay off.
+				Config: f.openebs("4.4.0", settings(base2, true), oneEtcd),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
 				}},
 				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(addr, tfjsonpath.New("chart_version"), knownvalue.StringExact("4.0.1")),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("chart_version"), knownvalue.StringExact("4.4.0")),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("storage_classes"), mayastorClasses),
 				},
 				Check: resource.ComposeTestCheckFunc(
 					f.checkDaemonSet("openebs-io-engine"),
-					f.checkAbsent("DaemonSet", "openebs-lvm-localpv-node"),
-					f.checkAbsent("DaemonSet", "openebs-zfs-localpv-node"),
 					f.checkAbsent("StatefulSet", "openebs-loki"),
+					f.checkAbsent("DaemonSet", "openebs-alloy"),
 				),
 			},
 			{
-				// Mayastor off again. Its etcd claim outlives the StatefulSet, as with the real
-				// chart; the test deletes it before the destroy.
-				Config: f.openebs("4.0.1", settings(base2, false), oneEtcd),
+				// No way back down: refused at plan.
+				Config:      f.openebs("4.0.1", settings(base2, true), oneEtcd),
+				PlanOnly:    true,
+				ExpectError: acctest.ErrorWords("openebs chart 4.4.0 is installed: downgrading to 4.0.1 is not supported by openebs"),
+			},
+			{
+				// A Mayastor volume exists: turning Mayastor off is refused at plan, naming it.
+				// (Its etcd claim, the release's own, does not count.)
+				PreConfig: func() {
+					f.boundCSIVolume(mayastorPV, "mayastor-data", "openebs-single-replica", "io.openebs.csi-mayastor")
+				},
+				Config:   f.openebs("4.4.0", settings(base2, false), oneEtcd),
+				PlanOnly: true,
+				ExpectError: acctest.ErrorRegexp(regexp.QuoteMeta("would strand volumes") + ".*" +
+					regexp.QuoteMeta("mayastor_enabled (engines.replicated.mayastor.enabled) turns from true to false (io.openebs.csi-mayastor)") + ".*" +
+					regexp.QuoteMeta(fmt.Sprintf("PersistentVolume %s (io.openebs.csi-mayastor, Bound, reclaim Retain): claim %s/mayastor-data, class openebs-single-replica", mayastorPV, f.ns)) + ".*" +
+					regexp.QuoteMeta("force_strand_volumes = true")),
+			},
+			{
+				// With force_strand_volumes it goes ahead. Mayastor's etcd claim outlives the
+				// StatefulSet, as with the real chart; the test deletes it and the stranded volume
+				// before the destroy.
+				Config: f.openebs("4.4.0", settings(base2, false), oneEtcd+"\n  force_strand_volumes = true"),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("force_strand_volumes"), knownvalue.Bool(true)),
+				},
 				Check: resource.ComposeTestCheckFunc(
 					f.checkAbsent("DaemonSet", "openebs-io-engine"),
 					f.checkAbsent("StatefulSet", "openebs-etcd"),
 					f.deleteClaim("data-openebs-etcd-0"),
+					f.deleteVolume("mayastor-data", mayastorPV),
 				),
 			},
 		},
@@ -208,6 +241,29 @@ func TestAccStorageBackend_openebs40EnginesOff(t *testing.T) {
 			},
 		},
 	})
+}
+
+// deleteVolume deletes a claim of the test's namespace and its PersistentVolume (one the test
+// made, which no provisioner deletes), and waits until both are gone.
+func (f *fixture) deleteVolume(claim, pv string) func(*terraform.State) error {
+	return func(*terraform.State) error {
+		ctx := context.Background()
+		if err := f.client.CoreV1().PersistentVolumeClaims(f.ns).Delete(ctx, claim, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+		if err := f.client.CoreV1().PersistentVolumes().Delete(ctx, pv, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+		return kube.Poll(ctx, 250*time.Millisecond, 2*time.Minute, "claim "+claim+" and volume "+pv+" to go", func(ctx context.Context) (bool, string, error) {
+			if _, err := f.client.CoreV1().PersistentVolumeClaims(f.ns).Get(ctx, claim, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				return false, "claim still there", nil
+			}
+			if _, err := f.client.CoreV1().PersistentVolumes().Get(ctx, pv, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				return false, "volume still there", nil
+			}
+			return true, "", nil
+		})
+	}
 }
 
 func (f *fixture) checkNoClass(name string) func(*terraform.State) error {
@@ -331,12 +387,16 @@ func (f *fixture) checkDaemonSet(name string) func(*terraform.State) error {
 	}
 }
 
-// TestAccStorageBackend_forceDestroy: without waiting, the install returns at once; with
-// force_destroy, destroy uninstalls although a claim of the backend's class exists.
+// TestAccStorageBackend_forceDestroy: without waiting, the install returns at once; moving
+// hostpath_base_path while a claim of the hostpath class exists is refused at plan, naming the
+// claim, and goes ahead with force_strand_volumes; with force_destroy, destroy uninstalls
+// although that claim exists.
 func TestAccStorageBackend_forceDestroy(t *testing.T) {
 	f := newFixture(t)
 	class := acctest.RandomName("acc-hostpath")
 	config := f.openebs("4.4.0", fmt.Sprintf("    hostpath_class_name = %q", class), "  wait = false\n  force_destroy = true")
+	moved := t.TempDir()
+	movedSettings := fmt.Sprintf("    hostpath_class_name = %q\n    hostpath_base_path = %q", class, moved)
 
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
@@ -361,6 +421,19 @@ func TestAccStorageBackend_forceDestroy(t *testing.T) {
 				PreConfig: func() { f.createClaim("data", class) },
 				Config:    config,
 				PlanOnly:  true,
+			},
+			{
+				Config:   f.openebs("4.4.0", movedSettings, "  wait = false\n  force_destroy = true"),
+				PlanOnly: true,
+				ExpectError: acctest.ErrorRegexp(regexp.QuoteMeta(fmt.Sprintf("hostpath_base_path changes from /var/openebs/local to %s (openebs.io/local, class %s)", moved, class)) + ".*" +
+					regexp.QuoteMeta(fmt.Sprintf("PersistentVolumeClaim %s/data (openebs.io/local, Pending, no volume yet): claim %s/data, class %s", f.ns, f.ns, class))),
+			},
+			{
+				Config: f.openebs("4.4.0", movedSettings, "  wait = false\n  force_destroy = true\n  force_strand_volumes = true"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
+				}},
+				Check: f.checkClassBasePath(class, moved),
 			},
 		},
 	})
