@@ -322,6 +322,7 @@ func TestAccLocalPV_badInput(t *testing.T) {
 		"etc":             {`path = "/etc/data"`, `belongs to the operating system`},
 		"root":            {`path = "/"`, `is a system directory`},
 		"dotdot":          {`path = "/mnt/disks/../../etc"`, `is not clean`},
+		"newline":         {`path = "/mnt/disks/a\nb"`, `Attribute path: "/mnt/disks/a\nb" holds a control character (U+000A, a newline) at byte 12`},
 		"kubelet":         {`path = "/var/lib/kubelet/pods/x"`, `belongs to the operating system`},
 		"capacity":        {`capacity = "ten gigs"`, `is not a positive Kubernetes quantity`},
 		"zero capacity":   {`capacity = "0"`, `is not a positive Kubernetes quantity`},
