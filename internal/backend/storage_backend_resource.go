@@ -151,7 +151,8 @@ func (r *Resource) ModifyPlan(ctx context.Context, req resource.ModifyPlanReques
 			resp.Diagnostics.AddAttributeError(path.Root("version"), "Unsupported upgrade path", err.Error())
 			return
 		}
-		if len(typedPending) == 0 && len(rawPending) == 0 && len(resp.RequiresReplace) == 0 {
+		// The update guard, once everything it reads is known (else the apply runs it).
+		if len(typedPending) == 0 && len(rawPending) == 0 && len(resp.RequiresReplace) == 0 && !plan.ForceStrandVolumes.IsUnknown() {
 			resp.Diagnostics.Append(r.planStrandGuard(ctx, plan.spec(), strings.TrimPrefix(v, "v"))...)
 			if resp.Diagnostics.HasError() {
 				return
