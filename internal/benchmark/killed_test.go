@@ -158,9 +158,10 @@ data "clusterstorage_storage_benchmark" "test" {
 	}
 }
 
-// A provider killed (SIGKILL, with its terraform) while fio runs leaves its pod and claim; the
-// next benchmark in that namespace, once the killed run's deadline and cleanup time have passed,
-// removes them with a warning, and the static volume is Available again.
+// A provider killed (SIGKILL, with its terraform) while fio runs leaves its pod and claim; their
+// heartbeat stops, and the next benchmark in that namespace started once it is stale (seconds
+// later, while the killed run's own deadline is still minutes ahead) removes them with a warning,
+// and the static volume is Available again.
 func TestAccStorageBenchmark_sweepAfterKill(t *testing.T) {
 	e := setup(t)
 	class := e.class()
@@ -174,7 +175,7 @@ data "clusterstorage_storage_benchmark" "test" {
   runtime       = "10m"
   size          = "16M"
   timeouts = {
-    read = "20s"
+    read = "15m"
   }
 %s}
 `, class, e.ns, e.node, podAttributes()))
@@ -199,15 +200,31 @@ data "clusterstorage_storage_benchmark" "test" {
 	if err != nil {
 		t.Fatalf("pod %s has no expiry: %v", left.Name, left.Annotations)
 	}
-	if claims, err := e.client.CoreV1().PersistentVolumeClaims(e.ns).List(ctx, sel); err != nil || len(claims.Items) != 1 {
+	claims, err := e.client.CoreV1().PersistentVolumeClaims(e.ns).List(ctx, sel)
+	if err != nil || len(claims.Items) != 1 {
 		t.Fatalf("want the killed run's claim left, got %v %v", claims, err)
 	}
-	t.Logf("run %s left pod and claim, expiring at %s (in %s)", id, expires.Format(time.RFC3339), time.Until(expires).Round(time.Second))
-
-	if err := kube.Poll(ctx, time.Second, time.Until(expires)+time.Minute, "the leftovers to expire", func(context.Context) (bool, string, error) {
-		return time.Now().After(expires.Add(time.Second)), "", nil
+	// The newest heartbeat of the two, read after the kill: the sweep may remove them once both
+	// are stale.
+	var beat time.Time
+	for _, ann := range []map[string]string{left.Annotations, claims.Items[0].Annotations} {
+		b, err := time.Parse(time.RFC3339Nano, ann[benchmark.AnnotationHeartbeat])
+		if err != nil {
+			t.Fatalf("the killed run's objects carry no heartbeat: %v", ann)
+		}
+		if b.After(beat) {
+			beat = b
+		}
+	}
+	stale := beat.Add(benchmark.HeartbeatStale + time.Second)
+	t.Logf("run %s left pod and claim; last heartbeat %s, stale at %s, expiring at %s", id, beat.Format(time.RFC3339Nano), stale.Format(time.RFC3339), expires.Format(time.RFC3339))
+	if err := kube.Poll(ctx, 200*time.Millisecond, time.Until(stale)+time.Second, "the killed run's heartbeat to go stale", func(context.Context) (bool, string, error) {
+		return time.Now().After(stale), "", nil
 	}); err != nil {
 		t.Fatal(err)
+	}
+	if time.Until(expires) < 10*time.Minute {
+		t.Fatalf("the killed run's expiry %s is near: the sweep below would not prove the heartbeat", expires)
 	}
 	second := start(fmt.Sprintf(`
 data "clusterstorage_storage_benchmark" "test" {

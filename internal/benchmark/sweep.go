@@ -21,9 +21,39 @@ import (
 // cleanupTimeout). An object still there later was left by a provider that was killed.
 const AnnotationExpires = "clusterstorage.io/benchmark-expires"
 
+// AnnotationHeartbeat is set on the pod and claim of every run and renewed every
+// heartbeatInterval while the provider that made them runs (RFC 3339 with nanoseconds). Once it
+// is older than heartbeatStale, the run's provider is gone (killed, its machine lost) and the
+// next run in the namespace removes its objects at once instead of at AnnotationExpires, which
+// lies the whole read timeout ahead. Both times are wall-clock times of the providers' machines:
+// heartbeatStale allows for their clocks to differ by a few seconds.
+const AnnotationHeartbeat = "clusterstorage.io/benchmark-heartbeat"
+
+const (
+	heartbeatInterval = 3 * time.Second
+	heartbeatStale    = 15 * time.Second
+)
+
+// heartbeatValue is the AnnotationHeartbeat value for now.
+func heartbeatValue(now time.Time) string {
+	return now.UTC().Format(time.RFC3339Nano)
+}
+
 // orphanAge is how old an object of a run must be to count as left behind when it carries no
 // AnnotationExpires (made by a provider version before it).
 const orphanAge = 24 * time.Hour
+
+// orphaned reports whether a run's object was left behind by a run that no longer runs at now:
+// its heartbeat stopped (stale), or the run has surely ended (expired). An unreadable heartbeat
+// is not taken for a stale one.
+func orphaned(meta metav1.ObjectMeta, now time.Time) bool {
+	if v, ok := meta.Annotations[AnnotationHeartbeat]; ok {
+		if t, err := time.Parse(time.RFC3339Nano, v); err == nil && now.Sub(t) > heartbeatStale {
+			return true
+		}
+	}
+	return expired(meta, now)
+}
 
 // expiresAt is the AnnotationExpires value of a run whose context is ctx.
 func expiresAt(ctx context.Context) string {
@@ -40,7 +70,8 @@ func expired(meta metav1.ObjectMeta, now time.Time) bool {
 }
 
 // sweep removes what runs of killed providers left in namespace: pods, claims and ConfigMaps
-// labelled with a run id (LabelRun) whose run has surely ended (expired). Cached results
+// labelled with a run id (LabelRun) whose run no longer runs (orphaned: its heartbeat stopped, or
+// it has surely ended). A run whose heartbeat is renewed is never touched. Cached results
 // (LabelCache) are never touched. A claim goes as a run's own cleanup removes it, so a static
 // volume it bound is Available again. It returns one line per run it cleaned up, for a warning;
 // problems come back as errors, and do not stop the benchmark.
@@ -68,21 +99,21 @@ func sweep(ctx context.Context, client kubernetes.Interface, namespace string, n
 		return runs[id]
 	}
 	for _, p := range pods.Items {
-		if expired(p.ObjectMeta, now) {
+		if orphaned(p.ObjectMeta, now) {
 			run(p.ObjectMeta).pod = p.Name
 			what[p.Labels[LabelRun]] = append(what[p.Labels[LabelRun]], "pod "+p.Name)
 		}
 	}
 	for i := range claims.Items {
 		c := &claims.Items[i]
-		if expired(c.ObjectMeta, now) {
+		if orphaned(c.ObjectMeta, now) {
 			run(c.ObjectMeta).claim = c
 			what[c.Labels[LabelRun]] = append(what[c.Labels[LabelRun]], "claim "+c.Name)
 		}
 	}
 	var configMaps []corev1.ConfigMap
 	for _, c := range cms.Items {
-		if _, cached := c.Labels[LabelCache]; !cached && expired(c.ObjectMeta, now) {
+		if _, cached := c.Labels[LabelCache]; !cached && orphaned(c.ObjectMeta, now) {
 			configMaps = append(configMaps, c)
 			what[c.Labels[LabelRun]] = append(what[c.Labels[LabelRun]], "ConfigMap "+c.Name)
 		}
@@ -128,7 +159,7 @@ func sweepNamespaces(ctx context.Context, client kubernetes.Interface, namespace
 		done, err := sweep(ctx, client, ns, time.Now(), log)
 		if len(done) > 0 {
 			diags.AddWarning("Removed what a killed benchmark left",
-				fmt.Sprintf("Namespace %q held objects of benchmark runs that ended long ago without cleaning up (a provider that was killed): %s. "+
+				fmt.Sprintf("Namespace %q held objects of benchmark runs that ended without cleaning up (a provider that was killed: their heartbeat stopped): %s. "+
 					"They are removed; a static volume their claim bound is Available again.", ns, strings.Join(done, "; ")))
 		}
 		if err != nil {

@@ -34,3 +34,24 @@ func TestExpiresAt(t *testing.T) {
 		t.Errorf("expiresAt = %s, want %s (the deadline plus cleanupTimeout)", got, want)
 	}
 }
+
+func TestOrphaned(t *testing.T) {
+	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	later := "2026-12-01T11:00:00Z" // expiry an hour ahead: only the heartbeat can tell
+	for _, c := range []struct {
+		name string
+		ann  map[string]string
+		want bool
+	}{
+		{"heartbeat renewed", map[string]string{AnnotationExpires: later, AnnotationHeartbeat: heartbeatValue(now.Add(-heartbeatInterval))}, false},
+		{"heartbeat just within", map[string]string{AnnotationExpires: later, AnnotationHeartbeat: heartbeatValue(now.Add(-heartbeatStale))}, false},
+		{"heartbeat stopped", map[string]string{AnnotationExpires: later, AnnotationHeartbeat: heartbeatValue(now.Add(-heartbeatStale - time.Millisecond))}, true},
+		{"unreadable heartbeat waits for the expiry", map[string]string{AnnotationExpires: later, AnnotationHeartbeat: "now"}, false},
+		{"renewed heartbeat, expiry passed", map[string]string{AnnotationExpires: "2026-12-01T09:00:00Z", AnnotationHeartbeat: heartbeatValue(now)}, true},
+		{"no heartbeat (an earlier version's run)", map[string]string{AnnotationExpires: later}, false},
+	} {
+		if got := orphaned(metav1.ObjectMeta{Annotations: c.ann}, now); got != c.want {
+			t.Errorf("%s: orphaned = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
