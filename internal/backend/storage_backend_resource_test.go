@@ -429,6 +429,19 @@ func TestAccStorageBackend_forceDestroy(t *testing.T) {
 					regexp.QuoteMeta(fmt.Sprintf("PersistentVolumeClaim %s/data (openebs.io/local, Pending, no volume yet): claim %s/data, class %s", f.ns, f.ns, class))),
 			},
 			{
+				// A base path known only at apply: the guard runs there, before Helm is called.
+				Config: f.openebs("4.4.0", fmt.Sprintf("    hostpath_class_name = %q\n    hostpath_base_path = terraform_data.base.output", class),
+					"  wait = false\n  force_destroy = true") + fmt.Sprintf("\nresource \"terraform_data\" \"base\" {\n  input = %q\n}\n", moved),
+				ExpectError: acctest.ErrorRegexp(regexp.QuoteMeta("would strand volumes") + ".*" +
+					regexp.QuoteMeta(fmt.Sprintf("PersistentVolumeClaim %s/data (openebs.io/local, Pending, no volume yet)", f.ns))),
+			},
+			{
+				// Nothing was upgraded by the refused apply.
+				PreConfig: func() {
+					if st, err := f.release(); err != nil || st.Revision != 1 {
+						t.Fatalf("after the refused update the release is %+v (%v), want revision 1", st, err)
+					}
+				},
 				Config: f.openebs("4.4.0", movedSettings, "  wait = false\n  force_destroy = true\n  force_strand_volumes = true"),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
