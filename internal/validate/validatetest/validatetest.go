@@ -21,7 +21,7 @@ import (
 )
 
 // ResourceNodePaths checks that every attribute of r's schema named in attrs carries
-// validate.NodePath, and that every configurable string attribute whose name holds `path` is
+// validate.NodePath, and that every configurable string attribute named `path` or `*_path` is
 // named in attrs, so a new path attribute without the validator fails `go test`. An attribute is
 // named with dots through nested attributes, across maps and lists of nested objects:
 // `path`, `backend.base_path`, `targets.node_path`.
@@ -85,7 +85,7 @@ func nodePaths(t testing.TB, typ attr.Type, at func(path.Path) (any, diag.Diagno
 		}
 	}
 	for name, p := range leaves {
-		if slices.Contains(attrs, name) || !strings.Contains(name[strings.LastIndex(name, ".")+1:], "path") {
+		if last := name[strings.LastIndex(name, ".")+1:]; slices.Contains(attrs, name) || last != "path" && !strings.HasSuffix(last, "_path") {
 			continue
 		}
 		a, diags := at(p)

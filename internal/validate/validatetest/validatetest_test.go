@@ -22,6 +22,8 @@ func (fakeResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *re
 		"path":          schema.StringAttribute{Required: true, Validators: with},
 		"resolved_path": schema.StringAttribute{Computed: true},
 		"name":          schema.StringAttribute{Optional: true},
+		"hostpath_name": schema.StringAttribute{Optional: true},
+		"pathless":      schema.StringAttribute{Optional: true},
 		"targets": schema.MapNestedAttribute{Optional: true, NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 			"node_path": schema.StringAttribute{Optional: true, Validators: with},
 			"base_path": schema.StringAttribute{Optional: true},
