@@ -35,6 +35,9 @@ const (
 	// LockLocalPath: rancher/local-path-provisioner's class `local-path` and namespace
 	// `local-path-storage`, deployed by the test that needs them and removed at its end.
 	LockLocalPath = "local-path"
+	// LockHelmChartCRD: k3s's HelmChart CRD (helmcharts.helm.cattle.io), installed by the test
+	// that needs it when the cluster lacks it (InstallHelmChartCRD) and removed at its end.
+	LockHelmChartCRD = "helmchart-crd"
 )
 
 const (

@@ -142,6 +142,16 @@ func (r *Resource) ModifyPlan(ctx context.Context, req resource.ModifyPlanReques
 	}
 
 	if req.State.Raw.IsNull() {
+		// A release k3s's helm-controller manages is refused now where the cluster can be read
+		// (else Create checks).
+		if !plan.Namespace.IsUnknown() && !plan.ReleaseName.IsUnknown() {
+			if dyn, err := r.data.Kube.Dynamic(); err == nil {
+				s := plan.spec()
+				if charts, err := managingHelmCharts(ctx, dyn, s.Namespace, s.ReleaseName); err == nil {
+					resp.Diagnostics.Append(helmControllerError(s, charts, "installing")...)
+				}
+			}
+		}
 		return
 	}
 	var state model
@@ -223,6 +233,12 @@ func (r *Resource) Create(ctx context.Context, req resource.CreateRequest, resp 
 	ctx, cancel := context.WithTimeout(ctx, timeout+cleanupMargin)
 	defer cancel()
 
+	if dyn, err := r.data.Kube.Dynamic(); err == nil {
+		resp.Diagnostics.Append(helmControllerGuard(ctx, dyn, s, "installing")...)
+		if resp.Diagnostics.HasError() {
+			return
+		}
+	}
 	resp.Diagnostics.Append(claimReleaseName(ctx, hc, s, timeout)...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -290,6 +306,14 @@ func (r *Resource) Read(ctx context.Context, req resource.ReadRequest, resp *res
 		state.Namespace, state.ReleaseName = types.StringValue(ns), types.StringValue(name)
 	}
 	ns, name := state.Namespace.ValueString(), state.ReleaseName.ValueString()
+	if imported != nil {
+		if dyn, err := r.data.Kube.Dynamic(); err == nil {
+			resp.Diagnostics.Append(helmControllerGuard(ctx, dyn, spec{Namespace: ns, ReleaseName: name}, "importing")...)
+			if resp.Diagnostics.HasError() {
+				return
+			}
+		}
+	}
 	st, err := hc.Get(name, ns)
 	if errors.Is(err, helm.ErrNotFound) {
 		if imported != nil {
