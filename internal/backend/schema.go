@@ -137,8 +137,8 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 					"alloy_enabled": boolSetting(false, "Install the Alloy log collector ("+keyDoc(oe, settingAlloy)+"); `true` is refused on a version without it"),
 					"hostpath_base_path": schema.StringAttribute{
 						Optional: true, Computed: true, Default: stringdefault.StaticString(defaultHostpathBasePath),
-						MarkdownDescription: "Directory on each node under which hostpath volumes are made (`localpv-provisioner.hostpathClass.basePath`; default: `" + defaultHostpathBasePath + "`).",
-						Validators:          []validator.String{stringvalidator.RegexMatches(regexp.MustCompile(`^/`), "must be an absolute path")},
+						MarkdownDescription: "Directory on each node under which hostpath volumes are made (`localpv-provisioner.hostpathClass.basePath`; default: `" + defaultHostpathBasePath + "`); control characters are refused.",
+						Validators:          []validator.String{validate.NodePath(), stringvalidator.RegexMatches(regexp.MustCompile(`^/`), "must be an absolute path")},
 					},
 					"hostpath_class_name": schema.StringAttribute{
 						Optional: true, Computed: true, Default: stringdefault.StaticString(defaultHostpathClassName),
@@ -171,8 +171,8 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 					},
 					"default_data_path": schema.StringAttribute{
 						Optional: true, Computed: true, Default: stringdefault.StaticString(defaultLonghornDataPath),
-						MarkdownDescription: "Where Longhorn keeps replica data on each node (`defaultSettings.defaultDataPath`; default: `" + defaultLonghornDataPath + "`).",
-						Validators:          []validator.String{stringvalidator.RegexMatches(regexp.MustCompile(`^/`), "must be an absolute path")},
+						MarkdownDescription: "Where Longhorn keeps replica data on each node (`defaultSettings.defaultDataPath`; default: `" + defaultLonghornDataPath + "`); control characters are refused.",
+						Validators:          []validator.String{validate.NodePath(), stringvalidator.RegexMatches(regexp.MustCompile(`^/`), "must be an absolute path")},
 					},
 					"default_class": boolSetting(true, "Make the `longhorn` StorageClass the cluster's default class (`persistence.defaultClass`); "+
 						"every other class loses the default mark in the same apply. "+k3sDefaultClassNote),
