@@ -27,16 +27,25 @@ func TestAccStorageBackend_k3sHelmChart(t *testing.T) {
 		t.Fatal(err)
 	}
 	acctest.InstallHelmChartCRD(t, dyn)
+	// In the namespace k3s keeps its HelmCharts in (kube-system there; default here, which every
+	// cluster has), installing into the test's namespace. Its name is the release's, so
+	// concurrent runs of this test are serialized by the CRD's lock, which it is removed before.
+	charts := dyn.Resource(acctest.HelmChartGVR).Namespace(metav1.NamespaceDefault)
 	hc := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "helm.cattle.io/v1",
 		"kind":       "HelmChart",
-		"metadata":   map[string]any{"name": "openebs", "namespace": f.ns},
+		"metadata":   map[string]any{"name": "openebs", "namespace": metav1.NamespaceDefault},
 		"spec":       map[string]any{"chart": "openebs", "repo": "https://openebs.github.io/openebs", "targetNamespace": f.ns},
 	}}
-	if _, err := dyn.Resource(acctest.HelmChartGVR).Namespace(f.ns).Create(context.Background(), hc, metav1.CreateOptions{}); err != nil {
+	if _, err := charts.Create(context.Background(), hc, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	refused := regexp.MustCompile(`(?s)Release ` + f.ns + `/openebs is managed by k3s's helm-controller.*HelmChart ` + f.ns + `/openebs.*helmcharts\.helm\.cattle\.io/unmanaged=true`)
+	t.Cleanup(func() {
+		if err := charts.Delete(context.Background(), "openebs", metav1.DeleteOptions{}); err != nil {
+			t.Errorf("removing the HelmChart: %v", err)
+		}
+	})
+	refused := regexp.MustCompile(`(?s)Release ` + f.ns + `/openebs is managed by k3s's helm-controller.*HelmChart default/openebs.*helmcharts\.helm\.cattle\.io/unmanaged=true`)
 	config := f.openebs("4.4.0", "", "")
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
@@ -47,7 +56,7 @@ func TestAccStorageBackend_k3sHelmChart(t *testing.T) {
 			{
 				PreConfig: func() {
 					patch := []byte(`{"metadata":{"annotations":{"helmcharts.helm.cattle.io/unmanaged":"true"}}}`)
-					if _, err := dyn.Resource(acctest.HelmChartGVR).Namespace(f.ns).Patch(context.Background(), "openebs", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+					if _, err := charts.Patch(context.Background(), "openebs", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 						t.Fatal(err)
 					}
 				},
