@@ -2,6 +2,7 @@ package acctest
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -79,10 +80,7 @@ func InstallHelmChartCRD(t *testing.T, dyn dynamic.Interface) {
 	// Served once a list of the kind answers.
 	err := kube.Poll(ctx, 100*time.Millisecond, time.Minute, "the HelmChart kind to be served", func(ctx context.Context) (bool, string, error) {
 		_, err := dyn.Resource(HelmChartGVR).List(ctx, metav1.ListOptions{Limit: 1})
-		if err != nil {
-			return false, err.Error(), nil
-		}
-		return true, "", nil
+		return err == nil, fmt.Sprint(err), nil // not served yet: the list fails until it is
 	})
 	if err != nil {
 		t.Fatal(err)
