@@ -27,3 +27,20 @@ func ScriptNames() []string {
 func RunScript(ctx context.Context, host *node.Host, name string, args ...string) (*node.Result, error) {
 	return runScript(ctx, host, script(name), args...)
 }
+
+// HoldersScript is a node program that prints what the migration's stop looks at for the
+// directories given as its arguments (lib.sh's holders), for OtherHolders.
+func HoldersScript() string {
+	lib, err := scriptFiles.ReadFile("scripts/lib.sh")
+	if err != nil {
+		panic(err) // embedded: TestScripts finds it
+	}
+	return string(lib) + "holders \"$@\"\n"
+}
+
+// OtherHolders reads HoldersScript's output as the migration's stop does and describes the
+// processes other than containerd shims (and their children) that use the directories: "" when
+// none does, which is when the stop may go on.
+func OtherHolders(out []byte) string {
+	return parseProcesses(out).others().describe()
+}

@@ -125,6 +125,18 @@ var realFaults = []realFault{
 		fix: func(t *testing.T, r *realK3s) { r.restoreKillall() },
 	},
 	{
+		// A process of the node's own (not k3s's, not a shim's) keeps the datastore open across the
+		// stop: the migration refuses to copy under it, names it, and k3s runs again on the original.
+		name: "a process holds the datastore open across the stop", stopped: true, step: k3smigration.StepStop, cause: "processes other than containerd shims still use",
+		fault: func(t *testing.T, r *realK3s, _ string, _ context.CancelFunc) func(context.Context, k3smigration.Step) error {
+			return atStep(k3smigration.StepStop, func() {
+				r.mustExec("systemd-run", "--unit="+datastoreHolder, "--collect", "sh", "-c", `exec 3<"$1"; exec sleep 3600`, "sh", realSource+"/server/db/state.db")
+				t.Cleanup(func() { r.Exec(t, "systemctl", "stop", datastoreHolder) }) //nolint:errcheck // stopped by fix already
+			})
+		},
+		fix: func(t *testing.T, r *realK3s) { r.mustExec("systemctl", "stop", datastoreHolder) },
+	},
+	{
 		name: "cancelled during the first copy", fillMiB: 150, step: k3smigration.StepCopy, cause: "context canceled",
 		fault: func(t *testing.T, r *realK3s, _ string, cancel context.CancelFunc) func(context.Context, k3smigration.Step) error {
 			return atStep(k3smigration.StepCopy, func() { r.onRsync(cancel) })
@@ -237,6 +249,9 @@ func (r *realK3s) spec(method k3smigration.Method) k3smigration.Spec {
 	return k3smigration.Spec{Source: realSource, Target: r.Target, Method: method, KeepBackup: true,
 		StopTimeout: 30 * time.Second, HealthTimeout: 30 * time.Second, RollbackTimeout: time.Minute}
 }
+
+// datastoreHolder is the unit of the process that holds the datastore open in the fault matrix.
+const datastoreHolder = "clusterstorage-test-datastore-holder"
 
 // killallSaved is where replaceKillall keeps the node's own k3s-killall.sh.
 const killallSaved = "/run/clusterstorage-test-k3s-killall.sh"

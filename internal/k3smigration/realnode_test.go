@@ -113,8 +113,11 @@ func (r *realK3s) reset() {
 		// k3s-killall.sh of the data dir in use stops its containers, as a migration does.
 		// Where k3s ran last ($3, else the config's data-dir, else the link's or the bind mount's
 		// target) is copied back over the original (moved back first when the migration renamed it).
-		if out, err := r.Exec(t, "sh", "-c", `systemctl stop k3s; K3S_DATA_DIR=${3:-$2} /usr/local/bin/k3s-killall.sh
-			to=${3:-$(sed -n 's/^data-dir: *//p' "$1" | tr -d '"')}; sed -i '/^data-dir:/d' "$1"
+		if err := r.stop(dir); err != nil {
+			t.Errorf("reset: %v", err)
+			return
+		}
+		if out, err := r.Exec(t, "sh", "-c", `to=${3:-$(sed -n 's/^data-dir: *//p' "$1" | tr -d '"')}; sed -i '/^data-dir:/d' "$1"
 			if test -L "$2"; then to=${to:-$(readlink -f -- "$2")}; rm -f -- "$2" || exit 1; fi
 			if mountpoint -q -- "$2"; then
 				b=$(awk -v s="$2" '$2 == s && $4 == "bind" {print $1}' /etc/fstab); to=${b:-$to}
@@ -135,6 +138,42 @@ func (r *realK3s) reset() {
 	if err := r.waitFor(realSource, 2*time.Minute); err != nil {
 		t.Errorf("reset: %v", err)
 	}
+	// The next test starts from a sound datastore, or this one is named as the one that broke it.
+	if out, err := r.Exec(t, "sqlite3", "-readonly", "-cmd", ".timeout 10000", realSource+"/server/db/state.db", "PRAGMA integrity_check;"); err != nil || strings.TrimSpace(out) != "ok" {
+		t.Errorf("reset: the datastore in %s fails sqlite's integrity check: %v %s", realSource, err, firstLines(out, 10))
+	}
+}
+
+// stop stops k3s and its containers (k3s-killall.sh of the data dir it ran on, dir, else the
+// source) as a migration does, and then waits, as the migration's stop does, until no process but
+// containerd's shims uses the source, the target or dir: a copy or a move of the data dir while
+// the datastore is still open breaks it. It fails naming the processes that stay.
+func (r *realK3s) stop(dir string) error {
+	if out, err := r.Exec(r.t, "sh", "-c", `systemctl stop k3s; K3S_DATA_DIR=${2:-$1} /usr/local/bin/k3s-killall.sh`, "sh", realSource, dir); err != nil {
+		return fmt.Errorf("stopping k3s: %v %s", err, out)
+	}
+	dirs := []string{realSource, r.Target}
+	if dir != "" && dir != realSource && dir != r.Target {
+		dirs = append(dirs, dir)
+	}
+	err := kube.Poll(context.Background(), 200*time.Millisecond, 30*time.Second, "no process but containerd's shims to use "+strings.Join(dirs, ", "), func(ctx context.Context) (bool, string, error) {
+		out, err := r.Exec(r.t, append([]string{"sh", "-c", k3smigration.HoldersScript(), "sh"}, dirs...)...)
+		others := k3smigration.OtherHolders([]byte(out))
+		return err == nil && others == "", fmt.Sprintf("%s still use them (%v)", others, err), nil // a failed look is looked at again
+	})
+	if err != nil {
+		return fmt.Errorf("after k3s stopped: %w", err)
+	}
+	return nil
+}
+
+// firstLines is s up to its nth line.
+func firstLines(s string, n int) string {
+	lines := strings.SplitN(s, "\n", n+1)
+	if len(lines) > n {
+		lines = lines[:n]
+	}
+	return strings.Join(lines, "\n")
 }
 
 // journal selects the rows kvwriter wrote: every one a key of its own, never overwritten, so kine's
@@ -512,5 +551,52 @@ func (r *realK3s) checkOnOriginal(what string) {
 	if out, err := r.Exec(r.t, "sh", "-c", `test -d "$1" && ! test -L "$1" && ! mountpoint -q -- "$1" && ! grep -q '^data-dir:' "$2"`, "sh", realSource, realConfig); err != nil {
 		cfg, _ := r.Exec(r.t, "cat", realConfig) //nolint:errcheck // diagnostics
 		r.t.Errorf("after %s, %s is not a plain directory, or %s sets data-dir (%v %s):\n%s", what, realSource, realConfig, err, out, cfg)
+	}
+}
+
+// `systemctl stop k3s` returns only once the processes k3s started are gone, as on a real node
+// (real k3s runs kine in its own process): under load too, when a child that is only left to die
+// of its parent-death signal is still running after the unit's main process exited (issue 31:
+// a second kine then opened the database the first still had open). Right after the stop
+// returned, none of the main process's children (kine, kvwriter, containerd, the kubelet) exists,
+// not even unreaped, and nothing but containerd's shims (left running by KillMode=process, as on
+// a real node) has a file open below the data dir. Three rounds, with a pod running (its shim
+// stays) and four busy loops on the machine.
+func TestClusterK3sMigration_realNodeStopsLikeK3s(t *testing.T) {
+	r := newRealK3s(t)
+	r.startPod()
+	unit := acctest.RandomName("clusterstorage-test-load")
+	r.mustExec("systemd-run", "--unit="+unit, "--collect", "sh", "-c", "for i in 1 2 3 4; do (while :; do :; done) & done; wait")
+	t.Cleanup(func() { r.Exec(t, "systemctl", "stop", unit) }) //nolint:errcheck // gone already when the machine stopped
+	stopAndLook := `main=$(systemctl show -p MainPID --value k3s)
+		kids=$(pgrep -P "$main" | tr '\n' ' ')
+		test -n "$kids" || { echo "k3s (pid $main) has no children before the stop" >&2; exit 1; }
+		systemctl stop k3s || exit 1
+		for p in $kids; do if kill -0 "$p" 2>/dev/null; then printf 'alive %s %s\n' "$p" "$(cat "/proc/$p/comm")"; fi; done
+		` + k3smigration.HoldersScript()
+	for round := 1; round <= 3; round++ {
+		out, err := r.Exec(t, "sh", "-c", stopAndLook, "sh", realSource)
+		if err != nil {
+			t.Fatalf("round %d: %v %s", round, err, out)
+		}
+		var alive []string
+		for _, line := range strings.Split(out, "\n") {
+			if rest, ok := strings.CutPrefix(line, "alive "); ok {
+				alive = append(alive, rest)
+			}
+		}
+		if len(alive) > 0 {
+			t.Errorf("round %d: right after systemctl stop k3s returned, children of k3s still exist: %s", round, strings.Join(alive, ", "))
+		}
+		if others := k3smigration.OtherHolders([]byte(out)); others != "" {
+			t.Errorf("round %d: right after systemctl stop k3s returned, processes other than containerd's shims use %s: %s", round, realSource, others)
+		}
+		r.mustExec("systemctl", "start", "k3s")
+		if err := r.waitFor(realSource, 2*time.Minute); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if shims := r.mustExec("sh", "-c", "pgrep -c containerd-shim || true"); strings.TrimSpace(shims) == "0" {
+		t.Errorf("no containerd shim ran through the stops: the pod's container should have outlived them")
 	}
 }
