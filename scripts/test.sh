@@ -68,7 +68,9 @@ scripts/check-examples.sh
 # KUBECONFIG, SSH against a real sshd), which do not depend on the CLI and so run once.
 log "unit and integration tests"
 # shellcheck disable=SC2086
-CGO_ENABLED=0 go test -trimpath -count=1 $TESTARGS ./...
+# The k3s migration's stand-in tests alone take about 10 minutes on 2 cores (go test's default
+# timeout for a package).
+CGO_ENABLED=0 go test -trimpath -count=1 -timeout 25m $TESTARGS ./...
 # The SSH machinery runs goroutines per session: its tests run under the race detector too.
 log "internal/node under the race detector"
 # shellcheck disable=SC2086

@@ -95,7 +95,9 @@ func TestShell_OutputAndStatus(t *testing.T) {
 func TestShell_TimeoutStopsTheCommand(t *testing.T) {
 	s := acctest.StartSSHD(t)
 	tg := target(s)
-	tg.CommandTimeout = 700 * time.Millisecond
+	// Long enough for a new SSH session and shell on a loaded machine (the next command below
+	// starts one): 700 ms failed while the k3s migration's tests ran beside this package.
+	tg.CommandTimeout = 3 * time.Second
 	h := newHost(t, newPool(t, node.PoolOptions{}), tg)
 	_, err := h.RunShort(t.Context(), node.NewCommand("sleep", "44.5"))
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "sleep 44.5") {
