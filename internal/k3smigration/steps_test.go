@@ -23,7 +23,7 @@ import (
 
 func (s *standin) spec(target string) k3smigration.Spec {
 	return k3smigration.Spec{Source: s.Source, Target: target, KeepBackup: true, ConfigFile: s.Config, FstabFile: s.Fstab, GuardDir: filepath.Join(s.Root, "run/clusterstorage"),
-		StopTimeout: 30 * time.Second, HealthTimeout: 20 * time.Second, RollbackTimeout: time.Minute}
+		StopTimeout: 2 * time.Minute, HealthTimeout: 20 * time.Second, RollbackTimeout: time.Minute}
 }
 
 // checkMigrated checks that the service runs on target, that target holds the data, and that the
