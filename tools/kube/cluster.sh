@@ -44,6 +44,7 @@
 #   localhost/clusterstorage/pause:3.10   sandbox image
 #   localhost/clusterstorage/fio:3.33     Debian's fio + busybox (sh, cat, ...)
 #   localhost/clusterstorage/busybox:1    busybox-static
+#   localhost/clusterstorage/rsync:3      Debian's rsync + busybox (volume migration copies)
 # A pod that talks to the API sets KUBERNETES_SERVICE_HOST=127.0.0.1 and
 # KUBERNETES_SERVICE_PORT to the API port itself.
 set -euo pipefail
@@ -102,14 +103,15 @@ CONTAINERD_SOCK=$STATE/containerd/containerd.sock
 
 # Debian packages the cluster and its images need.
 DEB_PACKAGES=(containerd runc containernetworking-plugins fio busybox-static openssl iproute2 curl util-linux mount
-	openssh-server openssh-client e2fsprogs systemd-container attr)
+	openssh-server openssh-client e2fsprogs systemd-container attr rsync)
 
 # Image references; cluster.sh builds and imports them, kubelet never pulls.
 PAUSE_IMAGE=localhost/clusterstorage/pause:3.10
 FIO_IMAGE=localhost/clusterstorage/fio:3.33
 BUSYBOX_IMAGE=localhost/clusterstorage/busybox:1
+RSYNC_IMAGE=localhost/clusterstorage/rsync:3
 LOCALPATH_IMAGE=localhost/clusterstorage/local-path-provisioner:v0.0.30
-declare -A IMAGES=([pause]=$PAUSE_IMAGE [busybox]=$BUSYBOX_IMAGE [fio]=$FIO_IMAGE [local-path-provisioner]=$LOCALPATH_IMAGE)
+declare -A IMAGES=([pause]=$PAUSE_IMAGE [busybox]=$BUSYBOX_IMAGE [fio]=$FIO_IMAGE [rsync]=$RSYNC_IMAGE [local-path-provisioner]=$LOCALPATH_IMAGE)
 
 
 # Progress lines carry the seconds since this command started.
@@ -757,6 +759,10 @@ populate_fio() {
 	busybox_tree "$1"
 	copy_with_libs "$1" /usr/bin/fio
 }
+populate_rsync() {
+	busybox_tree "$1"
+	copy_with_libs "$1" /usr/bin/rsync
+}
 populate_local-path-provisioner() {
 	busybox_tree "$1" # the provisioner's helper pods run `sh` scripts
 	mkdir -p "$1/usr/bin"
@@ -770,6 +776,7 @@ ensure_images() {
 	build_image pause "$PAUSE_IMAGE" "$BIN/pause" -- -entrypoint /pause
 	build_image busybox "$BUSYBOX_IMAGE" /bin/busybox -- -cmd sh
 	build_image fio "$FIO_IMAGE" /bin/busybox /usr/bin/fio -- -cmd fio,--version
+	build_image rsync "$RSYNC_IMAGE" /bin/busybox /usr/bin/rsync -- -cmd rsync,--version
 	if [[ -x $BIN/local-path-provisioner ]]; then
 		build_image local-path-provisioner "$LOCALPATH_IMAGE" "$BIN/local-path-provisioner" -- -entrypoint local-path-provisioner
 	fi
