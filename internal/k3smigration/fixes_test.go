@@ -372,14 +372,16 @@ func TestMigrate_nodeGuard(t *testing.T) {
 			before := snapshot(t, s.Source)
 			rows := dbRows(t, s.Source)
 			spec := s.spec(target)
-			spec.GuardDelay, spec.RollbackTimeout = 20*time.Second, 10*time.Second
+			// The guard fires GuardDelay after it is armed (before the stop): long enough for the
+			// steps up to the switch on a loaded 2-core machine (20 s was not, in CI).
+			spec.GuardDelay, spec.RollbackTimeout = 45*time.Second, 10*time.Second
 			hooks := k3smigration.Hooks{Before: tc.cutAt(func() {
 				s.SSHD.DropConnections(t)
 				must(t, syscall.Kill(s.SSHD.PID(), syscall.SIGKILL))
 			})}
 			res, err := k3smigration.Migrate(context.Background(), s.Host, spec, hooks)
 			tc.checkRollbackUnreachable(t, res, err, s.Source, target)
-			deadline := time.Now().Add(90 * time.Second)
+			deadline := time.Now().Add(150 * time.Second)
 			for s.isActive() != "active" || s.dataDirInUse("k3s") != s.Source {
 				if time.Now().After(deadline) {
 					guardLog, _ := os.ReadFile(filepath.Join(s.State, "guard.log"))

@@ -16,8 +16,9 @@ import (
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/node"
 )
 
-// copy runs rsync from live to dest. While k3s runs, files vanishing mid-copy (rsync exit 24) are
-// expected.
+// copy runs rsync from live to dest. While k3s runs, files vanishing mid-copy are expected: rsync
+// exits 24, or 23 when a file went between its listing and the read of its ACLs or attributes
+// (kine's state.db-wal and -shm do so at a checkpoint); the final copy, with k3s stopped, catches up.
 func (m *move) copy(ctx context.Context, running bool) error {
 	mode := "final"
 	if running {
@@ -27,7 +28,7 @@ func (m *move) copy(ctx context.Context, running bool) error {
 	var exitErr *node.ExitError
 	if errors.As(err, &exitErr) {
 		switch {
-		case exitErr.ExitCode == 24 && running:
+		case (exitErr.ExitCode == 24 || exitErr.ExitCode == 23 && onlyVanished(exitErr.Stderr)) && running:
 			tflog.Debug(ctx, "some files vanished during the first copy (k3s is running); the final copy catches up")
 			err = nil
 		case exitErr.ExitCode == 75:
@@ -41,6 +42,25 @@ func (m *move) copy(ctx context.Context, running bool) error {
 	m.result.BytesCopied += stats.bytes
 	tflog.Info(ctx, "copy finished", map[string]any{"files_transferred": stats.files, "bytes_transferred": stats.bytes, "k3s_running": running})
 	return nil
+}
+
+// onlyVanished reports whether every error rsync reported in stderr is about a file that no
+// longer exists ("file has vanished", or a call that failed with ENOENT), so an exit status 23
+// (some files not transferred) says only that files vanished.
+func onlyVanished(stderr string) bool {
+	seen := false
+	for _, line := range strings.Split(stderr, "\n") {
+		line = strings.TrimSpace(line)
+		switch {
+		case line == "" || strings.HasPrefix(line, "rsync error: some files/attrs were not transferred"):
+		case strings.HasPrefix(line, "file has vanished: "),
+			strings.HasPrefix(line, "rsync: ") && strings.HasSuffix(line, "No such file or directory (2)"):
+			seen = true
+		default:
+			return false
+		}
+	}
+	return seen
 }
 
 // stop stops k3s and everything that keeps files below its data dir open: the unit, then

@@ -189,3 +189,27 @@ func TestParseDF(t *testing.T) {
 		t.Errorf("String = %q", fs.String())
 	}
 }
+
+func TestOnlyVanished(t *testing.T) {
+	cases := []struct {
+		stderr string
+		want   bool
+	}{
+		// What rsync 3.5 printed in CI when kine checkpointed during the first copy.
+		{`rsync: [sender] get_acl: sys_acl_get_file(server/db/state.db-shm, ACL_TYPE_ACCESS): No such file or directory (2)
+file has vanished: "/var/lib/rancher/k3s/server/db/state.db-wal"
+rsync error: some files/attrs were not transferred (see previous errors) (code 23) at main.c(1394) [sender=3.5.0]`, true},
+		{`file has vanished: "/x"`, true},
+		{`rsync: [receiver] write failed on "/mnt/nvme/k3s/x": No space left on device (28)
+rsync error: some files/attrs were not transferred (see previous errors) (code 23) at main.c(1394) [sender=3.5.0]`, false},
+		{`rsync: [sender] send_files failed to open "/var/lib/rancher/k3s/x": Permission denied (13)
+file has vanished: "/var/lib/rancher/k3s/y"`, false},
+		{`rsync error: some files/attrs were not transferred (see previous errors) (code 23) at main.c(1394) [sender=3.5.0]`, false},
+		{"", false},
+	}
+	for _, c := range cases {
+		if got := onlyVanished(c.stderr); got != c.want {
+			t.Errorf("onlyVanished(%q) = %t, want %t", c.stderr, got, c.want)
+		}
+	}
+}

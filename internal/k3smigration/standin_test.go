@@ -208,7 +208,9 @@ alive() { [ -f "$pidf" ] && kill -0 "$(cat "$pidf")" 2>/dev/null; }
 case $cmd in
 cat) cat "$STATE/units/$unit" ;;
 is-active)
-	if alive; then echo active; exit 0; fi
+	# Type=notify, as k3s's unit: active once the service said it is ready.
+	if alive && [ -f "$STATE/$unit.ready" ]; then echo active; exit 0; fi
+	if alive; then echo activating; exit 3; fi
 	if [ -f "$STATE/$unit.failed" ]; then echo failed; exit 3; fi
 	echo inactive; exit 3 ;;
 start)
@@ -233,7 +235,7 @@ stop)
 		kill -TERM "$(cat "$pidf")"
 		while alive; do sleep 0.05; done
 	fi
-	rm -f "$pidf"; exit 0 ;;
+	rm -f "$pidf" "$STATE/$unit.ready" "$STATE/$unit.datadir"; exit 0 ;;
 *) echo "systemctl stand-in: unsupported command $cmd" >&2; exit 1 ;;
 esac
 `
@@ -255,7 +257,7 @@ real=$(realpath -e "$dd") || { echo "k3s: data dir $dd missing" >&2; exit 1; }
 if [ -f "$STATE/fail-start-on" ] && [ "$(cat "$STATE/fail-start-on")" = "$real" ]; then echo "k3s: failing on purpose on $real" >&2; exit 1; fi
 [ -s "$dd/server/token" ] || { echo "k3s: no token in $dd" >&2; exit 1; }
 [ "$(sqlite3 "$dd/server/db/state.db" 'PRAGMA integrity_check;')" = ok ] || { echo "k3s: datastore corrupt" >&2; exit 1; }
-printf '%s\n' "$real" > "$STATE/$1.datadir"
+printf '%s\n' "$real" > "$STATE/$1.datadir.new" && mv "$STATE/$1.datadir.new" "$STATE/$1.datadir"
 cd "$dd/server" || exit 1
 exec 3>>"$dd/server/db/k3s-standin.log"
 # containerd's state is /run/k3s/containerd: the container rootfs mounts live there, not below the data dir.
