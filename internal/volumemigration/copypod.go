@@ -1,0 +1,270 @@
+package volumemigration
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
+)
+
+const (
+	sourceMount = "/source"
+	targetMount = "/target"
+	// heartbeatInterval and heartbeatStale are the benchmark's: renewed every 3 s, a pod whose
+	// heartbeat is 15 s old was left by a provider that is gone.
+	heartbeatInterval = 3 * time.Second
+	heartbeatStale    = 15 * time.Second
+	// unschedulableFor is how long a copy pod may stay unschedulable before the migration gives
+	// up (the scheduler retries; a claim being provisioned makes it wait for a moment).
+	unschedulableFor = 60 * time.Second
+	// maxLogBytes bounds the copy pod's log: rsync's statistics and the verification's list.
+	maxLogBytes = int64(4 << 20)
+	podGrace    = int64(5)
+	// cleanupTimeout bounds removing a copy pod after its run.
+	cleanupTimeout = 2 * time.Minute
+)
+
+// copyPodName is the name of the copy pod of a mode.
+func copyPodName(targetClaim, mode string) string { return targetClaim + "-" + mode }
+
+// copyPod is the pod that copies the source claim (read-only) to the new claim. node, when set,
+// pins it to that node (a ReadWriteOnce volume the workload mounts there).
+func (m *Migrator) copyPod(name, mode, marker, targetClaim, node string, activeDeadline int64) *corev1.Pod {
+	grace := podGrace
+	noToken := false
+	root := int64(0)
+	no := false
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: name, Namespace: m.Spec.Namespace,
+			Labels:      map[string]string{labelManagedBy: managedBy, labelComponent: component},
+			Annotations: map[string]string{AnnotationHeartbeat: heartbeatValue(time.Now()), AnnotationMigratedTo: m.ref()},
+		},
+		Spec: corev1.PodSpec{
+			RestartPolicy:                 corev1.RestartPolicyNever,
+			HostNetwork:                   m.Spec.HostNetwork,
+			TerminationGracePeriodSeconds: &grace,
+			ActiveDeadlineSeconds:         &activeDeadline,
+			AutomountServiceAccountToken:  &noToken,
+			Containers: []corev1.Container{{
+				Name:            "rsync",
+				Image:           m.Spec.Image,
+				ImagePullPolicy: corev1.PullPolicy(m.Spec.PullPolicy),
+				Command:         []string{"sh", "-c", copyScript, "copy.sh", mode, marker},
+				VolumeMounts: []corev1.VolumeMount{
+					{Name: "source", MountPath: sourceMount, ReadOnly: true},
+					{Name: "target", MountPath: targetMount},
+				},
+				// Root with the capabilities a copy that keeps owners, modes and special files
+				// needs, and no others.
+				SecurityContext: &corev1.SecurityContext{
+					RunAsUser:                &root,
+					AllowPrivilegeEscalation: &no,
+					Privileged:               &no,
+					Capabilities: &corev1.Capabilities{
+						Drop: []corev1.Capability{"ALL"},
+						Add:  []corev1.Capability{"CHOWN", "DAC_OVERRIDE", "DAC_READ_SEARCH", "FOWNER", "FSETID", "MKNOD"},
+					},
+					SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+				},
+			}},
+			Volumes: []corev1.Volume{
+				{Name: "source", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: m.Spec.Claim, ReadOnly: true}}},
+				{Name: "target", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: targetClaim}}},
+			},
+		},
+	}
+	if node != "" {
+		p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+				NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchFields: []corev1.NodeSelectorRequirement{{
+					Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{node},
+				}}}},
+			},
+		}}
+	}
+	return p
+}
+
+// runCopy runs one copy pod to its end and returns what its script reported. The pod is removed
+// before runCopy returns, whatever happened.
+func (m *Migrator) runCopy(ctx context.Context, mode, targetClaim, node string) (copyOutput, error) {
+	name := copyPodName(targetClaim, mode)
+	marker := "clusterstorage-copy-" + strings.ToLower(rand.Text()[:12])
+	pods := m.Client.CoreV1().Pods(m.Spec.Namespace)
+	if err := m.deletePod(ctx, name); err != nil { // a finished one of an earlier run
+		return copyOutput{}, err
+	}
+	pod, err := pods.Create(ctx, m.copyPod(name, mode, marker, targetClaim, node, max(int64(time.Until(deadline(ctx))/time.Second), 1)), metav1.CreateOptions{})
+	if err != nil {
+		return copyOutput{}, fmt.Errorf("creating copy pod %s/%s: %w", m.Spec.Namespace, name, err)
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+		defer cancel()
+		if err := m.deletePod(cctx, name); err != nil {
+			m.log("removing the copy pod failed", map[string]any{"pod": name, "error": err.Error()})
+		}
+	}()
+	stop := m.heartbeat(ctx, name)
+	defer stop()
+
+	var unschedulableSince time.Time
+	pod, err = kube.WaitFor(ctx, pods, name, pod,
+		kube.Wait{What: "copy pod " + m.Spec.Namespace + "/" + name + " to finish", Timeout: time.Until(deadline(ctx)), Recheck: 2 * time.Second},
+		func(p *corev1.Pod) (bool, string, error) {
+			if p == nil {
+				return false, "", fmt.Errorf("copy pod %s/%s was deleted while it ran", m.Spec.Namespace, name)
+			}
+			if kube.PodFinished(p) {
+				return true, "", nil
+			}
+			for _, cs := range p.Status.ContainerStatuses {
+				if w := cs.State.Waiting; w != nil {
+					switch w.Reason {
+					case "ErrImageNeverPull", "InvalidImageName", "CreateContainerConfigError", "ImagePullBackOff", "ErrImagePull":
+						return false, "", fmt.Errorf("the copy container cannot start: %s: %s (attribute image: an image with rsync 3.x and sh the nodes can get)", w.Reason, w.Message)
+					}
+				}
+			}
+			for _, c := range p.Status.Conditions {
+				if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+					if unschedulableSince.IsZero() {
+						unschedulableSince = time.Now()
+					}
+					if time.Since(unschedulableSince) > unschedulableFor {
+						return false, "", fmt.Errorf("copy pod %s/%s cannot be scheduled: %s. The new volume must be on a node that can mount the source too; "+
+							"this resource does not copy between nodes over the network", m.Spec.Namespace, name, c.Message)
+					}
+					return false, "unschedulable: " + c.Message, nil
+				}
+			}
+			unschedulableSince = time.Time{}
+			return false, "phase " + string(p.Status.Phase), nil
+		})
+	if err != nil {
+		return copyOutput{}, m.explain(ctx, err, name, targetClaim)
+	}
+	limit := maxLogBytes
+	raw, err := pods.GetLogs(name, &corev1.PodLogOptions{LimitBytes: &limit}).DoRaw(ctx)
+	if err != nil {
+		return copyOutput{}, fmt.Errorf("reading the log of copy pod %s/%s: %w", m.Spec.Namespace, name, err)
+	}
+	out, err := parseCopyOutput(string(raw), marker)
+	if err != nil {
+		return out, err
+	}
+	m.log("copy pod finished", map[string]any{"pod": name, "mode": mode, "phase": string(pod.Status.Phase), "files": out.Files, "bytes": out.Bytes, "node": pod.Spec.NodeName})
+	switch {
+	case !out.Ended:
+		return out, fmt.Errorf("copy pod %s/%s ended (%s) before its script did: %s", m.Spec.Namespace, name, pod.Status.Phase, lastLines(string(raw), 20))
+	case out.Exit != 0:
+		return out, fmt.Errorf("the copy failed: rsync exited with status %d in pod %s/%s: %s", out.Exit, m.Spec.Namespace, name, lastLines(string(raw), 20))
+	case mode == modeFinal && !out.Verified:
+		return out, fmt.Errorf("copy pod %s/%s did not verify the copy", m.Spec.Namespace, name)
+	case len(out.Differs) > 0:
+		return out, fmt.Errorf("verifying the copy failed: %d entries differ from the source after the copy (rsync --checksum): %s", len(out.Differs), strings.Join(firstN(out.Differs, 20), "; "))
+	}
+	return out, nil
+}
+
+// explain adds the events of the copy pod and of the new claim to an error.
+func (m *Migrator) explain(ctx context.Context, err error, pod, claim string) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	var b strings.Builder
+	b.WriteString(err.Error())
+	for _, o := range []struct{ kind, name string }{{"Pod", pod}, {"PersistentVolumeClaim", claim}} {
+		if events := kube.EventsFor(ctx, m.Client, m.Spec.Namespace, o.kind, o.name); len(events) > 0 {
+			fmt.Fprintf(&b, "\n\nEvents of %s %s/%s:\n  %s", strings.ToLower(o.kind), m.Spec.Namespace, o.name, strings.Join(events, "\n  "))
+		}
+	}
+	return fmt.Errorf("%s", b.String())
+}
+
+// deletePod deletes a copy pod and waits until it is gone.
+func (m *Migrator) deletePod(ctx context.Context, name string) error {
+	pods := m.Client.CoreV1().Pods(m.Spec.Namespace)
+	zero := int64(0)
+	if err := pods.Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("deleting copy pod %s/%s: %w", m.Spec.Namespace, name, err)
+	}
+	_, err := kube.WaitFor(ctx, pods, name, nil, kube.Wait{What: "copy pod " + m.Spec.Namespace + "/" + name + " to be deleted", Timeout: cleanupTimeout},
+		func(p *corev1.Pod) (bool, string, error) { return p == nil, "it still exists", nil })
+	return err
+}
+
+// heartbeat renews AnnotationHeartbeat on the pod until the returned function is called.
+func (m *Migrator) heartbeat(ctx context.Context, pod string) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(heartbeatInterval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case now := <-tick.C:
+				patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, AnnotationHeartbeat, heartbeatValue(now))
+				if _, err := m.Client.CoreV1().Pods(m.Spec.Namespace).Patch(ctx, pod, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil && ctx.Err() == nil {
+					m.log("renewing the copy pod's heartbeat failed; trying again", map[string]any{"pod": pod, "error": err.Error()})
+				}
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+func heartbeatValue(now time.Time) string { return now.UTC().Format(time.RFC3339Nano) }
+
+// stale reports whether a copy pod's heartbeat stopped: its provider is gone.
+func stale(meta metav1.ObjectMeta, now time.Time) bool {
+	t, err := time.Parse(time.RFC3339Nano, meta.Annotations[AnnotationHeartbeat])
+	return err == nil && now.Sub(t) > heartbeatStale
+}
+
+// sweep removes the copy pods in the namespace whose provider is gone (their heartbeat stopped),
+// so that their mounts do not hold the claims. Problems are logged: the run goes on.
+func (m *Migrator) sweep(ctx context.Context) {
+	pods, err := m.Client.CoreV1().Pods(m.Spec.Namespace).List(ctx, metav1.ListOptions{LabelSelector: labelComponent + "=" + component + "," + labelManagedBy + "=" + managedBy})
+	if err != nil {
+		m.log("listing copy pods left by killed runs failed", map[string]any{"error": err.Error()})
+		return
+	}
+	for _, p := range pods.Items {
+		if stale(p.ObjectMeta, time.Now()) {
+			m.log("removing a copy pod a killed run left", map[string]any{"pod": p.Name})
+			if err := m.deletePod(ctx, p.Name); err != nil {
+				m.log("removing a copy pod a killed run left failed", map[string]any{"pod": p.Name, "error": err.Error()})
+			}
+		}
+	}
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func firstN(s []string, n int) []string {
+	if len(s) > n {
+		return append(s[:n:n], fmt.Sprintf("and %d more", len(s)-n))
+	}
+	return s
+}

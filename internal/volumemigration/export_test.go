@@ -1,0 +1,14 @@
+package volumemigration
+
+import "context"
+
+// RunKilledAfterScaleDown runs a migration that stops as a killed provider would, right after
+// the owners were scaled down and that was recorded on the claim.
+func RunKilledAfterScaleDown(ctx context.Context, m *Migrator) error {
+	m.killAt = phaseStopped
+	_, err := m.Run(ctx)
+	return err
+}
+
+// ErrKilled is what such a run returns.
+var ErrKilled = errKilled

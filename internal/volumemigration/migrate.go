@@ -1,0 +1,763 @@
+package volumemigration
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
+
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/volumes"
+)
+
+const (
+	labelManagedBy = "app.kubernetes.io/managed-by"
+	managedBy      = "terraform-provider-clusterstorage"
+	labelComponent = "app.kubernetes.io/component"
+	component      = "volume-migration"
+	// pollInterval is how often a condition without a watch (no pod mounts the claim) is read.
+	pollInterval = 250 * time.Millisecond
+	// rollbackTimeout bounds a rollback, which runs after the apply's own context ended.
+	rollbackTimeout = 5 * time.Minute
+)
+
+// bindingAnnotations are the annotations the controllers set on a claim when it is bound; the
+// claim made again on the new volume does not carry them over.
+var bindingAnnotations = []string{
+	"pv.kubernetes.io/bind-completed",
+	"pv.kubernetes.io/bound-by-controller",
+	"volume.beta.kubernetes.io/storage-provisioner",
+	"volume.kubernetes.io/storage-provisioner",
+	"volume.kubernetes.io/selected-node",
+	corev1.BetaStorageClassAnnotation,
+	AnnotationProgress,
+}
+
+// Spec is what to migrate: the plain form of the resource's plan.
+type Spec struct {
+	Namespace, Claim, StorageClass string
+	// Size of the new volume; nil for the source's.
+	Size         *resource.Quantity
+	DeleteSource bool
+	Image        string
+	PullPolicy   string
+	HostNetwork  bool
+}
+
+// Result is what a finished migration reports.
+type Result struct {
+	SourceVolume, TargetVolume string
+	Files, Bytes               int64
+	// Downtime is the seconds the workload was stopped.
+	Downtime   float64
+	MigratedAt time.Time
+	// SourceDeleted is set when the source volume is gone (delete_source).
+	SourceDeleted bool
+}
+
+// Migrator runs one migration.
+type Migrator struct {
+	Client kubernetes.Interface
+	Spec   Spec
+	// Log receives progress messages (tflog in the provider).
+	Log func(msg string, fields map[string]any)
+	// Now is the clock (tests set it).
+	Now func() time.Time
+	// killAt, in tests, stops the run as a killed provider would, right after the progress of
+	// that phase is recorded on the claim: no rollback, nothing cleaned up.
+	killAt phase
+}
+
+// errKilled is what a run stopped by killAt returns.
+var errKilled = errors.New("stopped as if the provider was killed (test)")
+
+func (m *Migrator) log(msg string, fields map[string]any) {
+	if m.Log != nil {
+		if fields == nil {
+			fields = map[string]any{}
+		}
+		fields["claim"] = m.ref()
+		m.Log(msg, fields)
+	}
+}
+
+func (m *Migrator) now() time.Time {
+	if m.Now != nil {
+		return m.Now()
+	}
+	return time.Now()
+}
+
+func (m *Migrator) ref() string { return m.Spec.Namespace + "/" + m.Spec.Claim }
+
+func (m *Migrator) claims() typedClaims {
+	return m.Client.CoreV1().PersistentVolumeClaims(m.Spec.Namespace)
+}
+
+type typedClaims = interface {
+	Get(ctx context.Context, name string, opts metav1.GetOptions) (*corev1.PersistentVolumeClaim, error)
+	Create(ctx context.Context, c *corev1.PersistentVolumeClaim, opts metav1.CreateOptions) (*corev1.PersistentVolumeClaim, error)
+	Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error
+	Patch(ctx context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, subresources ...string) (*corev1.PersistentVolumeClaim, error)
+}
+
+// Observe reads what the checks need and what an earlier run recorded: the claim (nil when it
+// does not exist), the progress recorded on it or on its new volume, the target class, the
+// workloads that mount the claim.
+func (m *Migrator) Observe(ctx context.Context) (planInput, error) {
+	in := planInput{Namespace: m.Spec.Namespace, ClaimName: m.Spec.Claim, StorageClass: m.Spec.StorageClass}
+	claim, err := m.claims().Get(ctx, m.Spec.Claim, metav1.GetOptions{})
+	switch {
+	case kube.IsNotFound(err):
+	case err != nil:
+		return in, fmt.Errorf("reading claim %s: %w", m.ref(), err)
+	default:
+		in.Claim = claim
+		if in.Progress, err = progressOf(claim.Annotations); err != nil {
+			return in, fmt.Errorf("claim %s: %w", m.ref(), err)
+		}
+	}
+	if in.Claim == nil || in.Progress.Phase == phaseNone || in.Progress.Phase == phaseStopped {
+		// From the swap on, the new volume may know more than the claim (or the claim is gone).
+		pvp, err := m.volumeProgress(ctx)
+		if err != nil {
+			return in, err
+		}
+		in.Progress = further(in.Progress, pvp)
+	}
+	if in.Progress.Phase == phaseDone && (in.Claim == nil || volumes.ClassOf(in.Claim) != m.Spec.StorageClass) {
+		in.Progress = progress{} // migrated once, moved on since: a new migration
+	}
+	classes, err := m.Client.StorageV1().StorageClasses().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return in, fmt.Errorf("listing StorageClasses: %w", err)
+	}
+	for i := range classes.Items {
+		in.Classes = append(in.Classes, classes.Items[i].Name)
+		if classes.Items[i].Name == m.Spec.StorageClass {
+			in.Class = &classes.Items[i]
+		}
+	}
+	sort.Strings(in.Classes)
+	inv, err := volumes.Scan(ctx, m.Client, m.Spec.Namespace)
+	if err != nil {
+		return in, fmt.Errorf("namespace %s: %w", m.Spec.Namespace, err)
+	}
+	in.Workloads = inv.Mounting(m.Spec.Namespace, m.Spec.Claim)
+	return in, nil
+}
+
+// volumeProgress finds the progress recorded on a volume for this claim (from the swap on).
+func (m *Migrator) volumeProgress(ctx context.Context) (progress, error) {
+	pvs, err := m.Client.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return progress{}, fmt.Errorf("listing PersistentVolumes: %w", err)
+	}
+	var found progress
+	for i := range pvs.Items {
+		p, err := progressOf(pvs.Items[i].Annotations)
+		if err != nil || p.Claim != m.ref() || p.TargetVolume != pvs.Items[i].Name {
+			continue
+		}
+		found = further(found, p)
+	}
+	return found, nil
+}
+
+// Check returns the problems the plan checks find, as one error, or nil.
+func Check(in planInput) error {
+	problems := checkPlan(in)
+	if len(problems) == 0 {
+		return nil
+	}
+	msgs := make([]string, 0, len(problems))
+	for _, p := range problems {
+		msgs = append(msgs, p.Error())
+	}
+	return errors.New(strings.Join(msgs, "\n"))
+}
+
+// Run migrates the claim, resuming what an earlier run recorded. A failure before the swap
+// undoes what this run and the recorded ones did (the new claim removed, the owners scaled
+// back); a failure from the swap on leaves the progress recorded for the next run to finish.
+func (m *Migrator) Run(ctx context.Context) (Result, error) {
+	m.sweep(ctx)
+	in, err := m.Observe(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := Check(in); err != nil {
+		return Result{}, err
+	}
+	p := in.Progress
+	if p.Phase == phaseDone {
+		m.log("the claim was migrated already; adopting it", map[string]any{"source_volume": p.SourceVolume})
+		return m.finish(ctx, p)
+	}
+	if p.Phase != phaseNone {
+		m.log("resuming a migration an earlier run left", map[string]any{"phase": string(p.Phase)})
+	}
+	if p.Phase.beforeSwap() {
+		p, err = m.beforeSwap(ctx, in.Claim, p, in.Workloads)
+		if errors.Is(err, errKilled) {
+			return Result{}, err
+		}
+		if err != nil {
+			if rbErr := m.rollback(ctx, p); rbErr != nil {
+				return Result{}, fmt.Errorf("%w\n\nRolling back failed too: %v. The progress stays recorded on the claim (annotation %s); the next apply resumes or rolls back from it", err, rbErr, AnnotationProgress)
+			}
+			return Result{}, fmt.Errorf("%w\n\nEverything was put back as it was: the new claim removed, the workload scaled back; the claim and its volume are untouched", err)
+		}
+	}
+	if p.Phase == phaseSwapping {
+		if p, err = m.swap(ctx, p); err != nil {
+			return Result{}, fmt.Errorf("%w\n\nThe copy was verified and the progress is recorded (annotation %s on the claim and on volume %s): apply again to finish the swap", err, AnnotationProgress, p.TargetVolume)
+		}
+	}
+	if p.Phase == phaseStarting {
+		if p, err = m.start(ctx, p); err != nil {
+			return Result{}, fmt.Errorf("%w\n\nThe claim is on the new volume %s; apply again to start the workload and finish", err, p.TargetVolume)
+		}
+	}
+	return m.finish(ctx, p)
+}
+
+// beforeSwap copies while the workload runs, stops it, copies the delta and verifies. It returns
+// the progress in phaseSwapping, or the last progress recorded and an error.
+func (m *Migrator) beforeSwap(ctx context.Context, claim *corev1.PersistentVolumeClaim, p progress, ws []volumes.Workload) (progress, error) {
+	var err error
+	if p.Phase == phaseNone {
+		p = progress{Phase: phaseCopying, Claim: m.ref(), StorageClass: m.Spec.StorageClass,
+			TargetClaim: targetClaimName(claim), SourceVolume: claim.Spec.VolumeName}
+		if err = m.recordOnClaim(ctx, p); err != nil {
+			return progress{}, err
+		}
+	}
+	if err = m.ensureTargetClaim(ctx, claim, p); err != nil {
+		return p, err
+	}
+	if p.Phase == phaseCopying && p.Owners == nil {
+		if readWriteOncePod(claim) {
+			m.log("the claim is ReadWriteOncePod: no copy while the workload runs", nil)
+		} else {
+			node := ""
+			if len(ws) == 1 && len(ws[0].Nodes) == 1 {
+				node = ws[0].Nodes[0] // a ReadWriteOnce volume mounts a second time only there
+			}
+			m.log("copying while the workload runs", map[string]any{"target_claim": p.TargetClaim, "node": node})
+			out, err := m.runCopy(ctx, modeCopy, p.TargetClaim, node)
+			if err != nil {
+				return p, err
+			}
+			p.Files += out.Files
+			p.Bytes += out.Bytes
+		}
+		if p.Owners, err = m.owners(ctx, ws); err != nil {
+			return p, err
+		}
+		// Recorded before anything is scaled: a run killed while scaling knows what to restore.
+		if err = m.recordOnClaim(ctx, p); err != nil {
+			return p, err
+		}
+	}
+	if p.Phase == phaseCopying {
+		for _, o := range p.Owners {
+			m.log("stopping the workload", map[string]any{"kind": o.Kind, "name": o.Name, "replicas": o.Replicas})
+			if err = m.scale(ctx, o, true); err != nil {
+				return p, err
+			}
+		}
+		now := m.now()
+		p.StoppedAt = &now
+		if p, err = p.to(phaseStopped); err != nil {
+			return p, err
+		}
+		if err = m.recordOnClaim(ctx, p); err != nil {
+			return p, err
+		}
+	}
+	if err = m.waitUnmounted(ctx); err != nil {
+		return p, err
+	}
+	m.log("copying the delta and verifying the copy", map[string]any{"target_claim": p.TargetClaim})
+	out, err := m.runCopy(ctx, modeFinal, p.TargetClaim, "")
+	if err != nil {
+		return p, err
+	}
+	p.Files += out.Files
+	p.Bytes += out.Bytes
+	target, err := m.claims().Get(ctx, p.TargetClaim, metav1.GetOptions{})
+	if err != nil {
+		return p, fmt.Errorf("reading the new claim %s/%s: %w", m.Spec.Namespace, p.TargetClaim, err)
+	}
+	if target.Spec.VolumeName == "" {
+		return p, fmt.Errorf("the new claim %s/%s is not bound after the copy", m.Spec.Namespace, p.TargetClaim)
+	}
+	p.TargetVolume = target.Spec.VolumeName
+	live, err := m.claims().Get(ctx, m.Spec.Claim, metav1.GetOptions{})
+	if err != nil {
+		return p, fmt.Errorf("reading claim %s: %w", m.ref(), err)
+	}
+	tmpl, err := claimTemplate(live, target)
+	if err != nil {
+		return p, err
+	}
+	swapping, err := p.to(phaseSwapping)
+	if err != nil {
+		return p, err
+	}
+	// The new volume first: from here on it is where the progress survives the claim's deletion.
+	if err = m.annotateVolume(ctx, p.TargetVolume, map[string]*string{AnnotationProgress: ptr(swapping.value()), AnnotationClaim: &tmpl}); err != nil {
+		return p, err
+	}
+	if err = m.recordOnClaim(ctx, swapping); err != nil {
+		return p, err
+	}
+	return swapping, nil
+}
+
+// swap keeps both volumes (Retain), deletes the new claim and the source claim, and makes the
+// claim again bound to the new volume. Every step checks what is already done, so a run killed
+// anywhere in it is finished by the next.
+func (m *Migrator) swap(ctx context.Context, p progress) (progress, error) {
+	for _, pv := range []string{p.SourceVolume, p.TargetVolume} {
+		if err := m.retain(ctx, pv); err != nil {
+			return p, err
+		}
+	}
+	if err := m.deleteClaim(ctx, p.TargetClaim, ""); err != nil {
+		return p, err
+	}
+	claim, err := m.claims().Get(ctx, m.Spec.Claim, metav1.GetOptions{})
+	switch {
+	case kube.IsNotFound(err):
+		claim = nil
+	case err != nil:
+		return p, fmt.Errorf("reading claim %s: %w", m.ref(), err)
+	}
+	if claim != nil && claim.Spec.VolumeName != p.TargetVolume {
+		m.log("deleting the claim (its volume is kept: Retain)", map[string]any{"volume": claim.Spec.VolumeName})
+		if err := m.deleteClaim(ctx, m.Spec.Claim, claim.UID); err != nil {
+			return p, err
+		}
+		claim = nil
+	}
+	if claim == nil {
+		pv, err := m.Client.CoreV1().PersistentVolumes().Get(ctx, p.TargetVolume, metav1.GetOptions{})
+		if err != nil {
+			return p, fmt.Errorf("reading the new volume %s: %w", p.TargetVolume, err)
+		}
+		var tmpl corev1.PersistentVolumeClaim
+		if err := json.Unmarshal([]byte(pv.Annotations[AnnotationClaim]), &tmpl); err != nil {
+			return p, fmt.Errorf("volume %s: annotation %s does not hold the claim to make again: %v", p.TargetVolume, AnnotationClaim, err)
+		}
+		// Reserve the volume for the claim by name: without the old claim's UID the volume
+		// controller binds it to the claim made next.
+		if err := m.reserve(ctx, p.TargetVolume); err != nil {
+			return p, err
+		}
+		tmpl.Namespace, tmpl.Name = m.Spec.Namespace, m.Spec.Claim
+		tmpl.Spec.VolumeName = p.TargetVolume
+		if tmpl.Annotations == nil {
+			tmpl.Annotations = map[string]string{}
+		}
+		tmpl.Annotations[AnnotationProgress] = p.value()
+		m.log("making the claim again on the new volume", map[string]any{"volume": p.TargetVolume})
+		if _, err := m.claims().Create(ctx, &tmpl, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return p, fmt.Errorf("making claim %s again on volume %s: %w", m.ref(), p.TargetVolume, err)
+		}
+	}
+	_, err = kube.WaitFor(ctx, m.Client.CoreV1().PersistentVolumeClaims(m.Spec.Namespace), m.Spec.Claim, nil,
+		kube.Wait{What: "claim " + m.ref() + " to bind to volume " + p.TargetVolume, Timeout: time.Until(deadline(ctx))},
+		func(c *corev1.PersistentVolumeClaim) (bool, string, error) {
+			if c == nil {
+				return false, "", fmt.Errorf("claim %s was deleted while it was being bound", m.ref())
+			}
+			if c.Spec.VolumeName != p.TargetVolume {
+				return false, "", fmt.Errorf("claim %s names volume %q, not the new volume %s: something else made it; delete it and apply again", m.ref(), c.Spec.VolumeName, p.TargetVolume)
+			}
+			return c.Status.Phase == corev1.ClaimBound, "phase " + string(c.Status.Phase), nil
+		})
+	if err != nil {
+		return p, err
+	}
+	starting, err := p.to(phaseStarting)
+	if err != nil {
+		return p, err
+	}
+	if err := m.annotateVolume(ctx, p.TargetVolume, map[string]*string{AnnotationProgress: ptr(starting.value())}); err != nil {
+		return p, err
+	}
+	if err := m.recordOnClaim(ctx, starting); err != nil {
+		return p, err
+	}
+	return starting, nil
+}
+
+// start gives the new volume its reclaim policy back, marks the source volume, deletes it with
+// delete_source, scales the owners back and waits for them to be Ready.
+func (m *Migrator) start(ctx context.Context, p progress) (progress, error) {
+	if err := m.restorePolicy(ctx, p.TargetVolume); err != nil {
+		return p, err
+	}
+	if err := m.annotateVolume(ctx, p.SourceVolume, map[string]*string{AnnotationMigratedTo: ptr(m.ref() + " " + p.TargetVolume)}); err != nil && !kube.IsNotFound(err) {
+		return p, err
+	}
+	for _, o := range p.Owners {
+		m.log("starting the workload again", map[string]any{"kind": o.Kind, "name": o.Name, "replicas": o.Replicas})
+		if err := m.scale(ctx, o, false); err != nil {
+			return p, err
+		}
+	}
+	for _, o := range p.Owners {
+		if err := m.waitReady(ctx, o); err != nil {
+			return p, err
+		}
+	}
+	now := m.now()
+	if p.StoppedAt != nil {
+		p.Downtime = now.Sub(*p.StoppedAt).Seconds()
+	}
+	p.MigratedAt = &now
+	done, err := p.to(phaseDone)
+	if err != nil {
+		return p, err
+	}
+	if err := m.recordOnClaim(ctx, done); err != nil {
+		return p, err
+	}
+	if err := m.annotateVolume(ctx, p.TargetVolume, map[string]*string{AnnotationProgress: nil, AnnotationClaim: nil}); err != nil {
+		return done, err
+	}
+	return done, nil
+}
+
+// finish deletes the source volume when asked and reports the result.
+func (m *Migrator) finish(ctx context.Context, p progress) (Result, error) {
+	r := Result{SourceVolume: p.SourceVolume, TargetVolume: p.TargetVolume, Files: p.Files, Bytes: p.Bytes, Downtime: p.Downtime}
+	if p.MigratedAt != nil {
+		r.MigratedAt = *p.MigratedAt
+	}
+	if m.Spec.DeleteSource {
+		if err := DeleteSource(ctx, m.Client, p.SourceVolume, m.ref(), m.log); err != nil {
+			return r, err
+		}
+		r.SourceDeleted = true
+	}
+	return r, nil
+}
+
+// DeleteSource removes the source volume a migration of claim (<namespace>/<name>) kept: its
+// reclaim policy before the migration is restored, so a volume that was Delete is removed by
+// its provisioner with its data; one that was Retain has its PersistentVolume object deleted and
+// its data left where it is, as Retain says. A volume already gone is deleted.
+func DeleteSource(ctx context.Context, client kubernetes.Interface, pvName, claim string, log func(string, map[string]any)) error {
+	pv, err := client.CoreV1().PersistentVolumes().Get(ctx, pvName, metav1.GetOptions{})
+	if kube.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading the source volume %s: %w", pvName, err)
+	}
+	if to := pv.Annotations[AnnotationMigratedTo]; !strings.HasPrefix(to, claim+" ") {
+		return fmt.Errorf("volume %s is not the kept source of a migration of %s (its annotation %s is %q): not deleting it", pvName, claim, AnnotationMigratedTo, to)
+	}
+	if ref := pv.Spec.ClaimRef; ref != nil && pv.Status.Phase == corev1.VolumeBound {
+		return fmt.Errorf("volume %s is bound to claim %s/%s again: not deleting it", pvName, ref.Namespace, ref.Name)
+	}
+	policy := corev1.PersistentVolumeReclaimPolicy(pv.Annotations[AnnotationReclaimPolicy])
+	if policy == corev1.PersistentVolumeReclaimDelete {
+		log("deleting the source volume through its provisioner (reclaim policy Delete restored)", map[string]any{"volume": pvName})
+		patch := fmt.Appendf(nil, `{"spec":{"persistentVolumeReclaimPolicy":"Delete"},"metadata":{"annotations":{%q:null}}}`, AnnotationReclaimPolicy)
+		_, err = client.CoreV1().PersistentVolumes().Patch(ctx, pvName, types.MergePatchType, patch, metav1.PatchOptions{})
+		if err != nil && !kube.IsNotFound(err) {
+			return fmt.Errorf("restoring reclaim policy Delete on the source volume %s: %w", pvName, err)
+		}
+		return nil
+	}
+	log("deleting the source volume object (its reclaim policy was Retain: the data stays on the backend)", map[string]any{"volume": pvName})
+	if err := client.CoreV1().PersistentVolumes().Delete(ctx, pvName, metav1.DeleteOptions{}); err != nil && !kube.IsNotFound(err) {
+		return fmt.Errorf("deleting the source volume %s: %w", pvName, err)
+	}
+	return nil
+}
+
+// rollback undoes a migration before its swap: the copy pods and the new claim removed, the
+// owners scaled back to their recorded counts, the progress removed from the claim. It runs on a
+// context of its own: the apply's may have ended.
+func (m *Migrator) rollback(ctx context.Context, p progress) error {
+	if p.Phase == phaseNone {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackTimeout)
+	defer cancel()
+	m.log("rolling back", map[string]any{"phase": string(p.Phase)})
+	var errs []error
+	for _, mode := range []string{modeCopy, modeFinal} {
+		errs = append(errs, m.deletePod(ctx, copyPodName(p.TargetClaim, mode)))
+	}
+	errs = append(errs, m.deleteClaim(ctx, p.TargetClaim, ""))
+	for _, o := range p.Owners {
+		errs = append(errs, m.scale(ctx, o, false))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:null}}}`, AnnotationProgress)
+	if _, err := m.claims().Patch(ctx, m.Spec.Claim, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil && !kube.IsNotFound(err) {
+		return fmt.Errorf("removing the progress from claim %s: %w", m.ref(), err)
+	}
+	return nil
+}
+
+// targetClaimName is the temporary claim's name: the claim's, shortened, and a hash of its UID.
+func targetClaimName(c *corev1.PersistentVolumeClaim) string {
+	sum := sha256.Sum256([]byte(string(c.UID)))
+	name := c.Name
+	if len(name) > 40 {
+		name = strings.TrimRight(name[:40], "-.")
+	}
+	return name + "-migrating-" + hex.EncodeToString(sum[:])[:8]
+}
+
+// ensureTargetClaim creates the new claim on the target class unless it exists.
+func (m *Migrator) ensureTargetClaim(ctx context.Context, source *corev1.PersistentVolumeClaim, p progress) error {
+	_, err := m.claims().Get(ctx, p.TargetClaim, metav1.GetOptions{})
+	if err == nil {
+		return nil
+	}
+	if !kube.IsNotFound(err) {
+		return fmt.Errorf("reading the new claim %s/%s: %w", m.Spec.Namespace, p.TargetClaim, err)
+	}
+	if source == nil {
+		return fmt.Errorf("claim %s is gone before its copy", m.ref())
+	}
+	size := sourceSize(source)
+	if m.Spec.Size != nil {
+		size = *m.Spec.Size
+	}
+	class := m.Spec.StorageClass
+	fs := corev1.PersistentVolumeFilesystem
+	c := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: p.TargetClaim, Namespace: m.Spec.Namespace,
+			Labels:      map[string]string{labelManagedBy: managedBy, labelComponent: component},
+			Annotations: map[string]string{AnnotationMigratedTo: m.ref()},
+		},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			StorageClassName: &class,
+			AccessModes:      source.Spec.AccessModes,
+			VolumeMode:       &fs,
+			Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: size}},
+		},
+	}
+	m.log("creating the new claim", map[string]any{"target_claim": p.TargetClaim, "storage_class": class, "size": size.String()})
+	if _, err := m.claims().Create(ctx, c, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating the new claim %s/%s on StorageClass %s: %w", m.Spec.Namespace, p.TargetClaim, class, err)
+	}
+	return nil
+}
+
+// sourceSize is the size of the source: its bound capacity, else its request.
+func sourceSize(c *corev1.PersistentVolumeClaim) resource.Quantity {
+	if q, ok := c.Status.Capacity[corev1.ResourceStorage]; ok {
+		return q
+	}
+	return c.Spec.Resources.Requests[corev1.ResourceStorage]
+}
+
+func readWriteOncePod(c *corev1.PersistentVolumeClaim) bool {
+	for _, a := range c.Spec.AccessModes {
+		if a == corev1.ReadWriteOncePod {
+			return true
+		}
+	}
+	return false
+}
+
+// claimTemplate is the claim to make again on the new volume (JSON): the source claim's labels,
+// annotations (not the binding ones), access modes, and the new claim's class and request.
+func claimTemplate(source, target *corev1.PersistentVolumeClaim) (string, error) {
+	annotations := maps.Clone(source.Annotations)
+	for _, k := range bindingAnnotations {
+		delete(annotations, k)
+	}
+	t := corev1.PersistentVolumeClaim{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name: source.Name, Namespace: source.Namespace,
+			Labels: maps.Clone(source.Labels), Annotations: annotations,
+		},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			StorageClassName: target.Spec.StorageClassName,
+			AccessModes:      source.Spec.AccessModes,
+			VolumeMode:       target.Spec.VolumeMode,
+			Resources:        target.Spec.Resources,
+		},
+	}
+	b, err := json.Marshal(t)
+	if err != nil {
+		return "", fmt.Errorf("recording claim %s/%s: %w", source.Namespace, source.Name, err)
+	}
+	return string(b), nil
+}
+
+// reserve points a volume's claimRef at the claim by namespace and name only, so the volume
+// controller binds it to the claim of that name made next (and to no other).
+func (m *Migrator) reserve(ctx context.Context, name string) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		pv, err := m.Client.CoreV1().PersistentVolumes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return fmt.Errorf("reading the new volume %s: %w", name, err)
+		}
+		if ref := pv.Spec.ClaimRef; ref != nil && ref.Namespace == m.Spec.Namespace && ref.Name == m.Spec.Claim {
+			return nil // reserved already, or bound to the claim made again
+		}
+		pv.Spec.ClaimRef = &corev1.ObjectReference{APIVersion: "v1", Kind: "PersistentVolumeClaim", Namespace: m.Spec.Namespace, Name: m.Spec.Claim}
+		if _, err := m.Client.CoreV1().PersistentVolumes().Update(ctx, pv, metav1.UpdateOptions{}); err != nil {
+			if apierrors.IsConflict(err) {
+				return err
+			}
+			return fmt.Errorf("reserving volume %s for claim %s: %w", name, m.ref(), err)
+		}
+		return nil
+	})
+}
+
+// recordOnClaim writes the progress on the claim.
+func (m *Migrator) recordOnClaim(ctx context.Context, p progress) error {
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{AnnotationProgress: p.value()}}})
+	if err != nil {
+		return err
+	}
+	if _, err := m.claims().Patch(ctx, m.Spec.Claim, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		return fmt.Errorf("recording the migration's progress (%s) on claim %s: %w", p.Phase, m.ref(), err)
+	}
+	m.log("progress recorded on the claim", map[string]any{"phase": string(p.Phase)})
+	if m.killAt != phaseNone && m.killAt == p.Phase {
+		return errKilled
+	}
+	return nil
+}
+
+// annotateVolume sets (nil: removes) annotations of a volume.
+func (m *Migrator) annotateVolume(ctx context.Context, pv string, annotations map[string]*string) error {
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}})
+	if err != nil {
+		return err
+	}
+	if _, err := m.Client.CoreV1().PersistentVolumes().Patch(ctx, pv, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		return fmt.Errorf("annotating volume %s: %w", pv, err)
+	}
+	return nil
+}
+
+// retain sets a volume's reclaim policy to Retain, recording the one it had (once).
+func (m *Migrator) retain(ctx context.Context, name string) error {
+	pv, err := m.Client.CoreV1().PersistentVolumes().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("reading volume %s: %w", name, err)
+	}
+	if _, recorded := pv.Annotations[AnnotationReclaimPolicy]; recorded && pv.Spec.PersistentVolumeReclaimPolicy == corev1.PersistentVolumeReclaimRetain {
+		return nil
+	}
+	before := string(pv.Spec.PersistentVolumeReclaimPolicy)
+	if recorded, ok := pv.Annotations[AnnotationReclaimPolicy]; ok {
+		before = recorded
+	}
+	m.log("keeping the volume: reclaim policy Retain", map[string]any{"volume": name, "was": before})
+	patch := fmt.Appendf(nil, `{"spec":{"persistentVolumeReclaimPolicy":"Retain"},"metadata":{"annotations":{%q:%q}}}`, AnnotationReclaimPolicy, before)
+	if _, err := m.Client.CoreV1().PersistentVolumes().Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		return fmt.Errorf("setting reclaim policy Retain on volume %s: %w", name, err)
+	}
+	return nil
+}
+
+// restorePolicy gives a volume back the reclaim policy retain recorded.
+func (m *Migrator) restorePolicy(ctx context.Context, name string) error {
+	pv, err := m.Client.CoreV1().PersistentVolumes().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("reading volume %s: %w", name, err)
+	}
+	before, ok := pv.Annotations[AnnotationReclaimPolicy]
+	if !ok {
+		return nil
+	}
+	patch := fmt.Appendf(nil, `{"spec":{"persistentVolumeReclaimPolicy":%q},"metadata":{"annotations":{%q:null}}}`, before, AnnotationReclaimPolicy)
+	if _, err := m.Client.CoreV1().PersistentVolumes().Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		return fmt.Errorf("restoring reclaim policy %s on volume %s: %w", before, name, err)
+	}
+	return nil
+}
+
+// deleteClaim deletes a claim (only the one with uid, when set) and waits until it is gone.
+func (m *Migrator) deleteClaim(ctx context.Context, name string, uid types.UID) error {
+	opts := metav1.DeleteOptions{}
+	if uid != "" {
+		opts.Preconditions = &metav1.Preconditions{UID: &uid}
+	}
+	if err := m.claims().Delete(ctx, name, opts); err != nil {
+		if kube.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("deleting claim %s/%s: %w", m.Spec.Namespace, name, err)
+	}
+	_, err := kube.WaitFor(ctx, m.Client.CoreV1().PersistentVolumeClaims(m.Spec.Namespace), name, nil,
+		kube.Wait{What: "claim " + m.Spec.Namespace + "/" + name + " to be deleted", Timeout: time.Until(deadline(ctx))},
+		func(c *corev1.PersistentVolumeClaim) (bool, string, error) {
+			if c == nil || (uid != "" && c.UID != uid) {
+				return true, "", nil
+			}
+			return false, "it still exists (a pod still uses it?)", nil
+		})
+	return err
+}
+
+// waitUnmounted waits until no pod that has not finished mounts the claim, but the copy pods.
+func (m *Migrator) waitUnmounted(ctx context.Context) error {
+	return kube.Poll(ctx, pollInterval, time.Until(deadline(ctx)), "the workload's pods to stop using claim "+m.ref(), func(ctx context.Context) (bool, string, error) {
+		pods, err := m.Client.CoreV1().Pods(m.Spec.Namespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return kube.KeepPolling(err)
+		}
+		var left []string
+		for _, p := range pods.Items {
+			if kube.PodFinished(&p) || p.Labels[labelComponent] == component {
+				continue
+			}
+			for _, v := range p.Spec.Volumes {
+				if v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == m.Spec.Claim {
+					left = append(left, p.Name)
+				}
+			}
+		}
+		if len(left) == 0 {
+			return true, "", nil
+		}
+		return false, "pods still using it: " + strings.Join(left, ", "), nil
+	})
+}
+
+// deadline is ctx's deadline, or an hour from now.
+func deadline(ctx context.Context) time.Time {
+	if d, ok := ctx.Deadline(); ok {
+		return d
+	}
+	return time.Now().Add(time.Hour)
+}
+
+func ptr[T any](v T) *T { return &v }

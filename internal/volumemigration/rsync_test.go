@@ -1,0 +1,130 @@
+package volumemigration
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+func TestParseCopyOutput(t *testing.T) {
+	const mk = "clusterstorage-copy-abc"
+	log := mk + ` stats
+
+Number of files: 4 (reg: 2, dir: 2)
+Number of regular files transferred: 1,234
+Total file size: 3,895 bytes
+Total transferred file size: 12,345,678 bytes
+rsync: some warning on stderr
+` + mk + ` verify
+` + mk + ` differs >fc........ d/x
+` + mk + ` stats
+Number of regular files transferred: 1
+Total transferred file size: 2 bytes
+` + mk + ` verify
+` + mk + ` exit 0
+`
+	got, err := parseCopyOutput(log, mk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := copyOutput{Files: 1235, Bytes: 12345680, Verified: true, Ended: true}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+}
+
+func TestParseCopyOutput_mismatchAndFailure(t *testing.T) {
+	const mk = "m"
+	got, err := parseCopyOutput("m stats\nm verify\nm differs >fc........ a\nm differs *deleting b\nm exit 0\n", mk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{">fc........ a", "*deleting b"}; !reflect.DeepEqual(got.Differs, want) {
+		t.Errorf("differs = %q, want %q", got.Differs, want)
+	}
+	got, err = parseCopyOutput("m stats\nrsync: write failed: No space left on device (28)\nm exit 11\n", mk)
+	if err != nil || got.Exit != 11 || !got.Ended {
+		t.Errorf("failure: %+v, %v", got, err)
+	}
+	got, err = parseCopyOutput("m stats\nNumber of regular files transferred: 3\n", mk)
+	if err != nil || got.Ended {
+		t.Errorf("cut short: %+v, %v", got, err)
+	}
+	// Lines of rsync's statistics outside a stats section (a file named so) do not count.
+	got, _ = parseCopyOutput("Number of regular files transferred: 3\nm exit 0\n", mk)
+	if got.Files != 0 {
+		t.Errorf("counted %d files outside a stats section", got.Files)
+	}
+	if _, err := parseCopyOutput("m exit what\n", mk); err == nil {
+		t.Error("an unreadable exit line was accepted")
+	}
+}
+
+func TestStatValue(t *testing.T) {
+	for line, want := range map[string]int64{
+		"Total transferred file size: 3,895 bytes": 3895,
+		"Total transferred file size: 3.895 bytes": 3895,
+		"Total transferred file size: 0 bytes":     0,
+	} {
+		if got, ok := statValue(line, "Total transferred file size:"); !ok || got != want {
+			t.Errorf("%q: %d, %v", line, got, ok)
+		}
+	}
+	if _, ok := statValue("Total transferred file size:", "Total transferred file size:"); ok {
+		t.Error("no value read as one")
+	}
+}
+
+// TestCopyScript runs the copy pod's script with the machine's rsync on two directories: a full
+// copy reports what it moved, the final mode verifies, and a target file changed behind rsync's
+// back (same size and time, so its quick check misses it) is found by the verification and
+// copied again.
+func TestCopyScript(t *testing.T) {
+	if _, err := exec.LookPath("rsync"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("rsync is not installed (scripts/deps.sh installs it)")
+		}
+		t.Skip("rsync is not installed")
+	}
+	src, dst := t.TempDir(), t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(src, "d"), 0o755))
+	must(t, os.WriteFile(filepath.Join(src, "d", "a"), []byte("aaaa"), 0o640))
+	must(t, os.WriteFile(filepath.Join(src, "b"), make([]byte, 10000), 0o600))
+	run := func(mode string) copyOutput {
+		t.Helper()
+		cmd := exec.Command("sh", "-c", copyScript, "copy.sh", mode, "MK")
+		cmd.Env = append(os.Environ(), "SOURCE="+src, "TARGET="+dst)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", mode, err, out)
+		}
+		got, err := parseCopyOutput(string(out), "MK")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	if got := run(modeCopy); got.Files != 2 || got.Bytes != 10004 || got.Verified || !got.Ended || got.Exit != 0 {
+		t.Errorf("copy: %+v", got)
+	}
+	info, err := os.Stat(filepath.Join(src, "d", "a"))
+	must(t, err)
+	must(t, os.WriteFile(filepath.Join(dst, "d", "a"), []byte("bbbb"), 0o640))
+	must(t, os.Chtimes(filepath.Join(dst, "d", "a"), info.ModTime(), info.ModTime()))
+	got := run(modeFinal)
+	if !got.Verified || len(got.Differs) != 0 || got.Files != 1 || got.Bytes != 4 {
+		t.Errorf("final: %+v", got)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dst, "d", "a")); string(b) != "aaaa" {
+		t.Errorf("the changed file was not copied again: %q", b)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,142 @@
+package volumemigration
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/float64planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/validate"
+)
+
+// DefaultImage is the copy pod's image unless `image` says otherwise: a public image with rsync
+// and a POSIX shell (the one replicatedhq's pvmigrate uses), pinned by tag.
+const DefaultImage = "docker.io/eeacms/rsync:2.3"
+
+// Schema describes clusterstorage_volume_migration.
+func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	replace := []planmodifier.String{stringplanmodifier.RequiresReplace()}
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "Moves the data of one PersistentVolumeClaim to a new volume of another StorageClass (another backend: Longhorn to " +
+			"OpenEBS hostpath, local-path to a local PV class...), keeping the claim's name, labels and annotations, so the workloads that name " +
+			"it run on unchanged. Two phases: a copy pod copies everything with `rsync` while the workload still runs, then the workload " +
+			"(found through owner references: Deployment, StatefulSet, ReplicaSet, Job, CronJob) is scaled to zero, the delta is copied and " +
+			"every file's content is verified (`rsync --checksum`, which must find nothing to change), the claim is made again bound to the new " +
+			"volume, and the workload is scaled back and waited for until Ready. Downtime is the delta and the verification.\n\n" +
+			"Nothing is lost: the source volume is kept (reclaim policy `Retain`) until `delete_source = true`; a failure before the swap puts " +
+			"everything back (the new claim removed, the workload at its old replica count); progress is recorded on the claim and on the new " +
+			"volume (annotation `" + AnnotationProgress + "`), so an interrupted apply is resumed by the next one. Destroying the resource " +
+			"forgets the migration; it moves nothing back.\n\n" +
+			"Refused at plan: a claim that is not Bound, a `Block` volume, a target class that does not exist, a claim already on the class, " +
+			"a claim mounted by a pod no controller owns, by a DaemonSet, by an operator's own kind, or by several workloads. The copy pod " +
+			"runs where it can mount both volumes (a local source pins it, and a `WaitForFirstConsumer` target is provisioned there); when no " +
+			"node can, the apply fails with the pod's scheduling events: volumes are not copied between nodes over the network. " +
+			"A `ReadWriteOncePod` claim is copied only while the workload is stopped.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				Computed:            true,
+				MarkdownDescription: "`<namespace>/<claim>`.",
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"namespace": schema.StringAttribute{
+				Required:            true,
+				MarkdownDescription: "Namespace of the claim. Changing it starts another migration (replace).",
+				Validators:          []validator.String{validate.DNSSubdomain()},
+				PlanModifiers:       replace,
+			},
+			"claim": schema.StringAttribute{
+				Required:            true,
+				MarkdownDescription: "Name of the PersistentVolumeClaim to move. It keeps its name. Changing it starts another migration (replace).",
+				Validators:          []validator.String{validate.DNSSubdomain()},
+				PlanModifiers:       replace,
+			},
+			"storage_class": schema.StringAttribute{
+				Required:            true,
+				MarkdownDescription: "StorageClass to move the claim to. Changing it moves the claim again (replace).",
+				Validators:          []validator.String{validate.DNSSubdomain()},
+				PlanModifiers:       replace,
+			},
+			"size": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "Size of the new volume, a Kubernetes quantity such as `20Gi` (default: the source volume's capacity). " +
+					"A size smaller than the data makes the copy fail, and the migration is rolled back. Changing it replaces the resource.",
+				Validators:    []validator.String{quantityValidator{}},
+				PlanModifiers: replace,
+			},
+			"delete_source": schema.BoolAttribute{
+				Optional: true, Computed: true,
+				Default: booldefault.StaticBool(false),
+				MarkdownDescription: "Delete the source volume once the claim has moved (default: `false`: it is kept with reclaim policy `Retain`, " +
+					"annotated `" + AnnotationMigratedTo + "`). Its reclaim policy from before the migration decides how: `Delete` has its " +
+					"provisioner remove it and its data; `Retain` deletes the PersistentVolume object and leaves the data on the backend. " +
+					"Setting it to `true` later deletes the kept volume in an update.",
+			},
+			"restore_on_destroy": schema.BoolAttribute{
+				Optional: true, Computed: true,
+				Default: booldefault.StaticBool(false),
+				MarkdownDescription: "Reserved: must stay `false` (default). Destroying the resource forgets the migration and moves no data back; " +
+					"to move a claim back, migrate it again to its former class.",
+				Validators: []validator.Bool{mustBeFalse{}},
+			},
+			"image": schema.StringAttribute{
+				Optional: true, Computed: true,
+				Default: stringdefault.StaticString(DefaultImage),
+				MarkdownDescription: "Container image of the copy pods: any image with `rsync` 3.x and a POSIX `sh` on its PATH (default: `" + DefaultImage + "`). " +
+					"The pods run as root with the capabilities `CHOWN`, `DAC_OVERRIDE`, `DAC_READ_SEARCH`, `FOWNER`, `FSETID` and `MKNOD` only, so " +
+					"every file keeps its owner and mode.",
+				Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
+			},
+			"image_pull_policy": schema.StringAttribute{
+				Optional:            true,
+				MarkdownDescription: "Pull policy of the copy container: `Always`, `IfNotPresent` or `Never` (default: Kubernetes' own for the image's tag).",
+				Validators:          []validator.String{stringvalidator.OneOf("Always", "IfNotPresent", "Never")},
+			},
+			"host_network": schema.BoolAttribute{
+				Optional: true, Computed: true,
+				Default:             booldefault.StaticBool(false),
+				MarkdownDescription: "Run the copy pods in the node's network namespace (default: `false`). Only needed on clusters without a pod network.",
+			},
+			"timeouts": timeouts.Attributes(ctx, timeouts.Opts{Create: true, Update: true}),
+
+			"source_volume": schema.StringAttribute{
+				Computed:            true,
+				MarkdownDescription: "The PersistentVolume the claim was bound to before: kept (`Retain`) unless `delete_source` is `true`.",
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"volume": schema.StringAttribute{
+				Computed:            true,
+				MarkdownDescription: "The new PersistentVolume the claim is bound to.",
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"bytes_copied": schema.Int64Attribute{
+				Computed:            true,
+				MarkdownDescription: "Bytes of file data rsync transferred, over both phases (a file changed during the first copy counts twice).",
+				PlanModifiers:       []planmodifier.Int64{int64planmodifier.UseStateForUnknown()},
+			},
+			"files_copied": schema.Int64Attribute{
+				Computed:            true,
+				MarkdownDescription: "Regular files rsync transferred, over both phases.",
+				PlanModifiers:       []planmodifier.Int64{int64planmodifier.UseStateForUnknown()},
+			},
+			"downtime_seconds": schema.Float64Attribute{
+				Computed:            true,
+				MarkdownDescription: "Seconds from the workload's scale-down to all its replicas Ready again on the new volume.",
+				PlanModifiers:       []planmodifier.Float64{float64planmodifier.UseStateForUnknown()},
+			},
+			"migrated_at": schema.StringAttribute{
+				Computed:            true,
+				MarkdownDescription: "When the migration finished (RFC 3339).",
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+		},
+	}
+}

@@ -1,0 +1,11 @@
+package volumemigration
+
+import (
+	"testing"
+
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/schemacheck"
+)
+
+func TestSchema(t *testing.T) {
+	schemacheck.Resource(t, NewResource(), model{})
+}

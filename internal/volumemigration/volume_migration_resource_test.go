@@ -1,0 +1,432 @@
+package volumemigration_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	k8sresource "k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/acctest"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/volumemigration"
+)
+
+// RsyncImage is the local cluster's rsync image (tools/kube/cluster.sh).
+const rsyncImage = "localhost/clusterstorage/rsync:3"
+
+// fixture is a namespace with two StorageClasses of static local volumes on the node this test
+// runs on (kubernetes.io/no-provisioner, WaitForFirstConsumer, Retain): the source class with
+// one volume per claim the test makes, and the target class with one free volume. The volumes'
+// directories are on this machine, so the test reads the files on both sides directly. Cleanup
+// removes everything, in an order that lets each thing go: workloads and pods, claims, volumes,
+// classes; then the test removes the directories.
+type fixture struct {
+	client         kubernetes.Interface
+	node           string
+	ns             string
+	source, target string // class names
+	base           string // the volumes' directories are below it
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	client := acctest.Kube(t)
+	node := acctest.LocalNodeName(t, acctest.Kubeconfig())
+	if node == "" {
+		needed(t, "no node of the cluster runs on this machine (the nodes file of the local cluster names none): the test reads the volumes' files here")
+	}
+	ctx := context.Background()
+	n, err := client.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, image := range []string{rsyncImage, acctest.BusyboxImage} {
+		if !hasImage(n, image) {
+			needed(t, fmt.Sprintf("image %s is not on node %s: tools/kube/cluster.sh up builds and imports it (a cluster started before it had the image needs `tools/kube/cluster.sh down` and up)", image, node))
+		}
+	}
+	f := &fixture{client: client, node: node, ns: acctest.RandomName("migration"),
+		source: acctest.RandomName("migration-from"), target: acctest.RandomName("migration-to")}
+	// Removed after the cleanup below, which runs first (cleanups run last in, first out).
+	base := t.TempDir()
+	t.Cleanup(func() { f.cleanup(t) })
+	if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: f.ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, class := range []string{f.source, f.target} {
+		wffc, retain := storagev1.VolumeBindingWaitForFirstConsumer, corev1.PersistentVolumeReclaimRetain
+		_, err := client.StorageV1().StorageClasses().Create(ctx, &storagev1.StorageClass{
+			ObjectMeta:  metav1.ObjectMeta{Name: class},
+			Provisioner: "kubernetes.io/no-provisioner", VolumeBindingMode: &wffc, ReclaimPolicy: &retain,
+		}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.base = base
+	return f
+}
+
+// needed skips the test for want of something the cluster lacks, or fails it in CI.
+func needed(t *testing.T, why string) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatal(why)
+	}
+	t.Skip(why)
+}
+
+func hasImage(n *corev1.Node, image string) bool {
+	for _, img := range n.Status.Images {
+		for _, name := range img.Names {
+			if name == image {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// volume makes a static local volume of class on this machine's node, in a directory of its own.
+func (f *fixture) volume(t *testing.T, name, class string) string {
+	t.Helper()
+	dir := filepath.Join(f.base, name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err := f.client.CoreV1().PersistentVolumes().Create(context.Background(), &corev1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: corev1.PersistentVolumeSpec{
+			Capacity:                      corev1.ResourceList{corev1.ResourceStorage: k8sresource.MustParse("64Mi")},
+			AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
+			StorageClassName:              class,
+			PersistentVolumeSource:        corev1.PersistentVolumeSource{Local: &corev1.LocalVolumeSource{Path: dir}},
+			NodeAffinity: &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+				MatchFields: []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{f.node}}},
+			}}}},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// claim makes a claim of the source class.
+func (f *fixture) claim(t *testing.T, name string) {
+	t.Helper()
+	class := f.source
+	_, err := f.client.CoreV1().PersistentVolumeClaims(f.ns).Create(context.Background(), &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: f.ns, Labels: map[string]string{"app": name}, Annotations: map[string]string{"team": "storage"}},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			StorageClassName: &class,
+			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: k8sresource.MustParse("64Mi")}},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// writerScript appends numbered records to /data/records, continuing from the last one there,
+// each flushed to disk before the next.
+const writerScript = `n=$(tail -n 1 /data/records 2>/dev/null | cut -d ' ' -f 2); n=${n:-0}
+while true; do n=$((n + 1)); echo "record $n $(date +%s)" >> /data/records; sync /data/records 2>/dev/null; sleep 0.02; done`
+
+func podSpec(claim string, script string) corev1.PodSpec {
+	grace := int64(1)
+	return corev1.PodSpec{
+		HostNetwork:                   true,
+		TerminationGracePeriodSeconds: &grace,
+		Containers: []corev1.Container{{
+			Name: "writer", Image: acctest.BusyboxImage, ImagePullPolicy: corev1.PullNever,
+			Command:      []string{"sh", "-c", script},
+			VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}},
+		}},
+		Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}}},
+	}
+}
+
+// writer makes a Deployment of one replica that writes records to claim, and waits until it
+// has written some.
+func (f *fixture) writer(t *testing.T, name, claim, dir string) {
+	t.Helper()
+	one := int32(1)
+	labels := map[string]string{"app": name}
+	_, err := f.client.AppsV1().Deployments(f.ns).Create(context.Background(), &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: f.ns},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &one, Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Strategy: appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: podSpec(claim, writerScript)},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.waitRecords(t, dir, 20)
+}
+
+// waitRecords waits until the records file in dir holds more than n lines.
+func (f *fixture) waitRecords(t *testing.T, dir string, n int) {
+	t.Helper()
+	err := kube.Poll(context.Background(), 100*time.Millisecond, 2*time.Minute, fmt.Sprintf("more than %d records in %s", n, dir), func(context.Context) (bool, string, error) {
+		b, _ := os.ReadFile(filepath.Join(dir, "records")) //nolint:errcheck // not there yet
+		lines := bytes.Count(b, []byte("\n"))
+		return lines > n, fmt.Sprintf("%d records", lines), nil
+	})
+	if err != nil {
+		var lines []string
+		if events, lerr := f.client.CoreV1().Events(f.ns).List(context.Background(), metav1.ListOptions{}); lerr == nil {
+			for _, e := range events.Items {
+				lines = append(lines, e.InvolvedObject.Kind+"/"+e.InvolvedObject.Name+": "+e.Reason+": "+e.Message)
+			}
+		}
+		t.Fatalf("%v (events in %s: %s)", err, f.ns, strings.Join(lines, " | "))
+	}
+}
+
+func (f *fixture) cleanup(t *testing.T) {
+	ctx := context.Background()
+	// The namespace's workloads, pods and claims first: the volumes go once no claim holds them.
+	err := f.client.CoreV1().Namespaces().Delete(ctx, f.ns, metav1.DeleteOptions{})
+	if err != nil && !kube.IsNotFound(err) {
+		t.Errorf("deleting namespace %s: %v", f.ns, err)
+	}
+	err = kube.Poll(ctx, 250*time.Millisecond, 3*time.Minute, "namespace "+f.ns+" to be deleted", func(ctx context.Context) (bool, string, error) {
+		_, err := f.client.CoreV1().Namespaces().Get(ctx, f.ns, metav1.GetOptions{})
+		return kube.IsNotFound(err), "it still exists", nil
+	})
+	if err != nil {
+		t.Error(err)
+	}
+	pvs, err := f.client.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	for _, pv := range pvs.Items {
+		if pv.Spec.StorageClassName != f.source && pv.Spec.StorageClassName != f.target {
+			continue
+		}
+		if err := f.client.CoreV1().PersistentVolumes().Delete(ctx, pv.Name, metav1.DeleteOptions{}); err != nil && !kube.IsNotFound(err) {
+			t.Errorf("deleting volume %s: %v", pv.Name, err)
+		}
+		err = kube.Poll(ctx, 250*time.Millisecond, time.Minute, "volume "+pv.Name+" to be deleted", func(ctx context.Context) (bool, string, error) {
+			_, err := f.client.CoreV1().PersistentVolumes().Get(ctx, pv.Name, metav1.GetOptions{})
+			return kube.IsNotFound(err), "it still exists", nil
+		})
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	for _, class := range []string{f.source, f.target} {
+		if err := f.client.StorageV1().StorageClasses().Delete(ctx, class, metav1.DeleteOptions{}); err != nil && !kube.IsNotFound(err) {
+			t.Errorf("deleting StorageClass %s: %v", class, err)
+		}
+	}
+}
+
+func (f *fixture) config(claim, class string) string {
+	return acctest.ProviderConfig() + fmt.Sprintf(`
+resource "clusterstorage_volume_migration" "test" {
+  namespace         = %q
+  claim             = %q
+  storage_class     = %q
+  image             = %q
+  image_pull_policy = "Never"
+  host_network      = true
+}
+`, f.ns, claim, class, rsyncImage)
+}
+
+// TestAccVolumeMigration_deployment moves the claim of a Deployment that writes numbered records
+// from one class of local volumes to another while it writes: after the apply every record the
+// source holds (it is not written after the scale-down) is on the new volume, byte for byte, at
+// its start; the Deployment runs again and writes on the new volume; the source volume is kept.
+// Before that, in the same namespace: a claim mounted by a pod no controller owns, and a class
+// that does not exist, are refused at plan.
+func TestAccVolumeMigration_deployment(t *testing.T) {
+	f := newFixture(t)
+	src := f.volume(t, acctest.RandomName("migration-src"), f.source)
+	f.volume(t, acctest.RandomName("migration-bare"), f.source)
+	dst := f.volume(t, acctest.RandomName("migration-dst"), f.target)
+	f.claim(t, "data")
+	f.claim(t, "scratch")
+	f.writer(t, "writer", "data", src)
+	_, err := f.client.CoreV1().Pods(f.ns).Create(context.Background(), &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "debug", Namespace: f.ns}, Spec: podSpec("scratch", "sleep 3600"),
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srcPV := filepath.Base(src)
+	dstPV := filepath.Base(dst)
+	name := "clusterstorage_volume_migration.test"
+
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config:      f.config("scratch", f.target),
+				PlanOnly:    true,
+				ExpectError: acctest.ErrorWords("Pod debug mounts it and has no owner that could start it again"),
+			},
+			{
+				Config:      f.config("data", "no-such-class"),
+				PlanOnly:    true,
+				ExpectError: acctest.ErrorWords(`The cluster has no StorageClass "no-such-class"`),
+			},
+			{
+				Config: f.config("data", f.target),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(name, tfjsonpath.New("id"), knownvalue.StringExact(f.ns+"/data")),
+					statecheck.ExpectKnownValue(name, tfjsonpath.New("source_volume"), knownvalue.StringExact(srcPV)),
+					statecheck.ExpectKnownValue(name, tfjsonpath.New("volume"), knownvalue.StringExact(dstPV)),
+					statecheck.ExpectKnownValue(name, tfjsonpath.New("delete_source"), knownvalue.Bool(false)),
+					statecheck.ExpectKnownValue(name, tfjsonpath.New("migrated_at"), knownvalue.NotNull()),
+				},
+				Check: func(*terraform.State) error { return f.checkMigrated(t, src, dst, srcPV, dstPV) },
+			},
+			{
+				Config:   f.config("data", f.target),
+				PlanOnly: true,
+			},
+			{
+				ResourceName:                         name,
+				ImportState:                          true,
+				ImportStateId:                        f.ns + "/data",
+				ImportStateVerify:                    true,
+				ImportStateVerifyIdentifierAttribute: "id",
+				ImportStateVerifyIgnore:              []string{"image", "image_pull_policy", "host_network", "timeouts"},
+			},
+		},
+		CheckDestroy: func(*terraform.State) error {
+			// Destroy forgets: the claim stays on the new volume, the source volume stays.
+			c, err := f.client.CoreV1().PersistentVolumeClaims(f.ns).Get(context.Background(), "data", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if c.Spec.VolumeName != dstPV {
+				return fmt.Errorf("after destroy the claim is on %q, want %s", c.Spec.VolumeName, dstPV)
+			}
+			_, err = f.client.CoreV1().PersistentVolumes().Get(context.Background(), srcPV, metav1.GetOptions{})
+			return err
+		},
+	})
+}
+
+// checkMigrated checks what a migration of claim data from the volume in src to the one in dst
+// left: the claim (same labels and annotations) bound to the new volume, every record of the
+// source at the start of the new volume's file, the writer running and writing there, the source
+// volume kept and marked.
+func (f *fixture) checkMigrated(t *testing.T, src, dst, srcPV, dstPV string) error {
+	ctx := context.Background()
+	c, err := f.client.CoreV1().PersistentVolumeClaims(f.ns).Get(ctx, "data", metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	if c.Spec.VolumeName != dstPV || c.Status.Phase != corev1.ClaimBound || *c.Spec.StorageClassName != f.target {
+		return fmt.Errorf("claim: volume %q, phase %s, class %q; want %s, Bound, %s", c.Spec.VolumeName, c.Status.Phase, *c.Spec.StorageClassName, dstPV, f.target)
+	}
+	if c.Labels["app"] != "data" || c.Annotations["team"] != "storage" {
+		return fmt.Errorf("the claim lost its labels or annotations: %v %v", c.Labels, c.Annotations)
+	}
+	before, err := os.ReadFile(filepath.Join(src, "records"))
+	if err != nil {
+		return err
+	}
+	after, err := os.ReadFile(filepath.Join(dst, "records"))
+	if err != nil {
+		return err
+	}
+	if len(before) == 0 || !bytes.HasPrefix(after, before) {
+		return fmt.Errorf("the new volume's records (%d bytes) do not begin with the source's %d bytes", len(after), len(before))
+	}
+	t.Logf("records on the source at the scale-down: %d (%d bytes)", bytes.Count(before, []byte("\n")), len(before))
+	// The writer runs again, on the new volume.
+	f.waitRecords(t, dst, bytes.Count(before, []byte("\n"))+10)
+	pv, err := f.client.CoreV1().PersistentVolumes().Get(ctx, srcPV, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("the source volume is gone: %w", err)
+	}
+	if pv.Spec.PersistentVolumeReclaimPolicy != corev1.PersistentVolumeReclaimRetain || !strings.HasPrefix(pv.Annotations[volumemigration.AnnotationMigratedTo], f.ns+"/data ") {
+		return fmt.Errorf("source volume: policy %s, annotations %v", pv.Spec.PersistentVolumeReclaimPolicy, pv.Annotations)
+	}
+	d, err := f.client.AppsV1().Deployments(f.ns).Get(ctx, "writer", metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	if d.Status.ReadyReplicas != 1 {
+		return fmt.Errorf("the writer has %d Ready replicas", d.Status.ReadyReplicas)
+	}
+	return nil
+}
+
+// TestAccVolumeMigration_resumeAfterScaleDown: a run stops as a killed provider would, right
+// after it scaled the Deployment down and recorded that on the claim (its first copy done, the
+// new claim made); the next apply resumes from the record: it copies the delta, verifies, swaps
+// and scales the Deployment back, and nothing is lost.
+func TestAccVolumeMigration_resumeAfterScaleDown(t *testing.T) {
+	f := newFixture(t)
+	src := f.volume(t, acctest.RandomName("migration-src"), f.source)
+	dst := f.volume(t, acctest.RandomName("migration-dst"), f.target)
+	f.claim(t, "data")
+	f.writer(t, "writer", "data", src)
+	name := "clusterstorage_volume_migration.test"
+
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		Steps: []resource.TestStep{{
+			PreConfig: func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+				defer cancel()
+				m := &volumemigration.Migrator{Client: f.client, Spec: volumemigration.Spec{
+					Namespace: f.ns, Claim: "data", StorageClass: f.target, Image: rsyncImage, PullPolicy: "Never", HostNetwork: true,
+				}, Log: func(msg string, fields map[string]any) { t.Logf("killed run: %s %v", msg, fields) }}
+				if err := volumemigration.RunKilledAfterScaleDown(ctx, m); err != volumemigration.ErrKilled {
+					t.Fatalf("the killed run returned %v", err)
+				}
+				d, err := f.client.AppsV1().Deployments(f.ns).Get(ctx, "writer", metav1.GetOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if *d.Spec.Replicas != 0 {
+					t.Fatalf("after the killed run the writer has %d replicas, want 0", *d.Spec.Replicas)
+				}
+				c, err := f.client.CoreV1().PersistentVolumeClaims(f.ns).Get(ctx, "data", metav1.GetOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("recorded on the claim: %s", c.Annotations[volumemigration.AnnotationProgress])
+			},
+			Config: f.config("data", f.target),
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue(name, tfjsonpath.New("source_volume"), knownvalue.StringExact(filepath.Base(src))),
+				statecheck.ExpectKnownValue(name, tfjsonpath.New("volume"), knownvalue.StringExact(filepath.Base(dst))),
+			},
+			Check: func(*terraform.State) error {
+				return f.checkMigrated(t, src, dst, filepath.Base(src), filepath.Base(dst))
+			},
+		}},
+	})
+}
