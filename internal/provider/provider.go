@@ -17,6 +17,8 @@ import (
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/providerdata"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/storageclass"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/tfconv"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/volumemigration"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/volumes"
 )
 
 var _ provider.Provider = &Provider{}
@@ -75,6 +77,7 @@ func (p *Provider) Resources(_ context.Context) []func() resource.Resource {
 		localpv.NewResource,
 		k3smigration.NewResource,
 		backend.NewResource,
+		volumemigration.NewResource,
 	}
 }
 
@@ -84,5 +87,6 @@ func (p *Provider) DataSources(_ context.Context) []func() datasource.DataSource
 		benchmark.NewDataSource,
 		benchmark.NewComparisonDataSource,
 		capacity.NewDataSource,
+		volumes.NewDataSource,
 	}
 }
