@@ -25,6 +25,7 @@ import (
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/acctest"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/volumemigration"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/volumes"
 )
 
 // RsyncImage is the local cluster's rsync image (tools/kube/cluster.sh).
@@ -39,6 +40,7 @@ const rsyncImage = "localhost/clusterstorage/rsync:3"
 type fixture struct {
 	client         kubernetes.Interface
 	node           string
+	hostname       string // its kubernetes.io/hostname label
 	ns             string
 	source, target string // class names
 	base           string // the volumes' directories are below it
@@ -61,7 +63,7 @@ func newFixture(t *testing.T) *fixture {
 			needed(t, fmt.Sprintf("image %s is not on node %s: tools/kube/cluster.sh up builds and imports it (a cluster started before it had the image needs `tools/kube/cluster.sh down` and up)", image, node))
 		}
 	}
-	f := &fixture{client: client, node: node, ns: acctest.RandomName("migration"),
+	f := &fixture{client: client, node: node, hostname: n.Labels[volumes.HostnameLabel], ns: acctest.RandomName("migration"),
 		source: acctest.RandomName("migration-from"), target: acctest.RandomName("migration-to")}
 	// Removed after the cleanup below, which runs first (cleanups run last in, first out).
 	base := t.TempDir()
@@ -119,7 +121,8 @@ func (f *fixture) volume(t *testing.T, name, class string) string {
 			StorageClassName:              class,
 			PersistentVolumeSource:        corev1.PersistentVolumeSource{Local: &corev1.LocalVolumeSource{Path: dir}},
 			NodeAffinity: &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
-				MatchFields: []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{f.node}}},
+				// The volume binder matches a volume's node affinity against node labels only.
+				MatchExpressions: []corev1.NodeSelectorRequirement{{Key: volumes.HostnameLabel, Operator: corev1.NodeSelectorOpIn, Values: []string{f.hostname}}},
 			}}}},
 		},
 	}, metav1.CreateOptions{})
