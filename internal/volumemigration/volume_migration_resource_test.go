@@ -266,8 +266,9 @@ resource "clusterstorage_volume_migration" "test" {
 // from one class of local volumes to another while it writes: after the apply every record the
 // source holds (it is not written after the scale-down) is on the new volume, byte for byte, at
 // its start; the Deployment runs again and writes on the new volume; the source volume is kept.
-// Before that, in the same namespace: a claim mounted by a pod no controller owns, and a class
-// that does not exist, are refused at plan.
+// Before that, in the same namespace: clusterstorage_volumes lists both claims of the source
+// class with their workloads, and a claim mounted by a pod no controller owns, and a class that
+// does not exist, are refused at plan.
 func TestAccVolumeMigration_deployment(t *testing.T) {
 	f := newFixture(t)
 	src := f.volume(t, acctest.RandomName("migration-src"), f.source)
@@ -289,6 +290,31 @@ func TestAccVolumeMigration_deployment(t *testing.T) {
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		Steps: []resource.TestStep{
+			{
+				// The inventory: both claims of the source class, with their workloads.
+				Config: acctest.ProviderConfig() + fmt.Sprintf(`
+data "clusterstorage_volumes" "test" {
+  namespace      = %q
+  storage_class  = %q
+  label_selector = "app in (data, scratch)"
+}
+`, f.ns, f.source),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue("data.clusterstorage_volumes.test", tfjsonpath.New("volumes"), knownvalue.ListExact([]knownvalue.Check{
+						knownvalue.ObjectPartial(map[string]knownvalue.Check{
+							"key": knownvalue.StringExact(f.ns + "/data"), "volume": knownvalue.StringExact(srcPV), "phase": knownvalue.StringExact("Bound"),
+							"driver": knownvalue.StringExact("kubernetes.io/no-provisioner"), "node": knownvalue.StringExact(f.hostname), "size": knownvalue.StringExact("64Mi"),
+							"workloads": knownvalue.ListExact([]knownvalue.Check{knownvalue.ObjectExact(map[string]knownvalue.Check{
+								"kind": knownvalue.StringExact("Deployment"), "name": knownvalue.StringExact("writer"), "replicas": knownvalue.Int64Exact(1)})}),
+						}),
+						knownvalue.ObjectPartial(map[string]knownvalue.Check{
+							"name": knownvalue.StringExact("scratch"),
+							"workloads": knownvalue.ListExact([]knownvalue.Check{knownvalue.ObjectExact(map[string]knownvalue.Check{
+								"kind": knownvalue.StringExact("Pod"), "name": knownvalue.StringExact("debug"), "replicas": knownvalue.Int64Exact(1)})}),
+						}),
+					})),
+				},
+			},
 			{
 				Config:      f.config("scratch", f.target),
 				PlanOnly:    true,
