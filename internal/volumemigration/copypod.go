@@ -22,15 +22,16 @@ const (
 	// heartbeat is 15 s old was left by a provider that is gone.
 	heartbeatInterval = 3 * time.Second
 	heartbeatStale    = 15 * time.Second
-	// unschedulableFor is how long a copy pod may stay unschedulable before the migration gives
-	// up (the scheduler retries; a claim being provisioned makes it wait for a moment).
-	unschedulableFor = 60 * time.Second
 	// maxLogBytes bounds the copy pod's log: rsync's statistics and the verification's list.
 	maxLogBytes = int64(4 << 20)
 	podGrace    = int64(5)
 	// cleanupTimeout bounds removing a copy pod after its run.
 	cleanupTimeout = 2 * time.Minute
 )
+
+// unschedulableFor is how long a copy pod may stay unschedulable before the migration gives up
+// (the scheduler retries; a claim being provisioned makes it wait for a moment). Tests shorten it.
+var unschedulableFor = 60 * time.Second
 
 // copyPodName is the name of the copy pod of a mode.
 func copyPodName(targetClaim, mode string) string { return targetClaim + "-" + mode }

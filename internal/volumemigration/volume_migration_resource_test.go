@@ -108,6 +108,12 @@ func hasImage(n *corev1.Node, image string) bool {
 // volume makes a static local volume of class on this machine's node, in a directory of its own.
 func (f *fixture) volume(t *testing.T, name, class string) string {
 	t.Helper()
+	return f.volumeWith(t, name, class, corev1.ReadWriteOnce)
+}
+
+// volumeWith makes a static local volume of class with one access mode.
+func (f *fixture) volumeWith(t *testing.T, name, class string, mode corev1.PersistentVolumeAccessMode) string {
+	t.Helper()
 	dir := filepath.Join(f.base, name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -116,7 +122,7 @@ func (f *fixture) volume(t *testing.T, name, class string) string {
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: corev1.PersistentVolumeSpec{
 			Capacity:                      corev1.ResourceList{corev1.ResourceStorage: k8sresource.MustParse("64Mi")},
-			AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			AccessModes:                   []corev1.PersistentVolumeAccessMode{mode},
 			PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
 			StorageClassName:              class,
 			PersistentVolumeSource:        corev1.PersistentVolumeSource{Local: &corev1.LocalVolumeSource{Path: dir}},
@@ -132,15 +138,21 @@ func (f *fixture) volume(t *testing.T, name, class string) string {
 	return dir
 }
 
-// claim makes a claim of the source class.
+// claim makes a ReadWriteOnce claim of the source class.
 func (f *fixture) claim(t *testing.T, name string) {
+	t.Helper()
+	f.claimWith(t, name, corev1.ReadWriteOnce)
+}
+
+// claimWith makes a claim of the source class with one access mode.
+func (f *fixture) claimWith(t *testing.T, name string, mode corev1.PersistentVolumeAccessMode) {
 	t.Helper()
 	class := f.source
 	_, err := f.client.CoreV1().PersistentVolumeClaims(f.ns).Create(context.Background(), &corev1.PersistentVolumeClaim{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: f.ns, Labels: map[string]string{"app": name}, Annotations: map[string]string{"team": "storage"}},
 		Spec: corev1.PersistentVolumeClaimSpec{
 			StorageClassName: &class,
-			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			AccessModes:      []corev1.PersistentVolumeAccessMode{mode},
 			Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: k8sresource.MustParse("64Mi")}},
 		},
 	}, metav1.CreateOptions{})
@@ -458,4 +470,54 @@ func TestAccVolumeMigration_resumeAfterScaleDown(t *testing.T) {
 			},
 		}},
 	})
+}
+
+// TestAccVolumeMigration_rollback: a ReadWriteOncePod claim (no copy while the workload runs: it
+// is stopped first) moved to a class with no volume free: the copy pod is unschedulable, the
+// apply fails with the pod's scheduling events, and everything is put back: the writer runs
+// again at its replica count, on its claim, on the source volume, no record on the claim, no
+// temporary claim left.
+func TestAccVolumeMigration_rollback(t *testing.T) {
+	f := newFixture(t)
+	volumemigration.ShortenUnschedulable(t, 5*time.Second)
+	src := f.volumeWith(t, acctest.RandomName("migration-src"), f.source, corev1.ReadWriteOncePod)
+	f.claimWith(t, "data", corev1.ReadWriteOncePod)
+	f.writer(t, "writer", "data", src)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config:      f.config("data", f.target),
+			ExpectError: acctest.ErrorRegexp(`cannot be scheduled: .*didn't find available persistent volumes to bind.* Events of pod .* Everything was put back`),
+		}},
+	})
+	ctx := context.Background()
+	c, err := f.client.CoreV1().PersistentVolumeClaims(f.ns).Get(ctx, "data", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Spec.VolumeName != filepath.Base(src) || *c.Spec.StorageClassName != f.source {
+		t.Errorf("after the rollback the claim is on %s (class %s)", c.Spec.VolumeName, *c.Spec.StorageClassName)
+	}
+	if v, ok := c.Annotations[volumemigration.AnnotationProgress]; ok {
+		t.Errorf("the rollback left the record on the claim: %s", v)
+	}
+	claims, err := f.client.CoreV1().PersistentVolumeClaims(f.ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(claims.Items) != 1 {
+		t.Errorf("%d claims after the rollback, want only the writer's", len(claims.Items))
+	}
+	d, err := f.client.AppsV1().Deployments(f.ns).Get(ctx, "writer", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *d.Spec.Replicas != 1 {
+		t.Errorf("after the rollback the writer asks for %d replicas, want 1", *d.Spec.Replicas)
+	}
+	before, err := os.ReadFile(filepath.Join(src, "records"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.waitRecords(t, src, bytes.Count(before, []byte("\n"))+10) // it writes again
 }
