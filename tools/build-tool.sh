@@ -1,7 +1,7 @@
 #!/bin/sh
 # Build one pinned developer tool into $ROOT/bin/NAME.
 #
-#   tools/build-tool.sh terraform|tofu|tfplugindocs|golangci-lint
+#   tools/build-tool.sh terraform|tofu|tfplugindocs|golangci-lint|helm|helm3
 #
 # Every tool lives in its own Go module under tools/NAME (go.mod pins the
 # version with a `tool` directive), so none of their dependencies leak into the
@@ -13,7 +13,7 @@
 set -eu
 
 usage() {
-	echo "usage: $0 terraform|tofu|tfplugindocs|golangci-lint" >&2
+	echo "usage: $0 terraform|tofu|tfplugindocs|golangci-lint|helm|helm3" >&2
 	exit 2
 }
 [ $# -eq 1 ] || usage
@@ -46,6 +46,18 @@ golangci-lint)
 	pkg=$mod/cmd/golangci-lint
 	cold="~4 min"
 	;;
+helm)
+	# The helm CLI at the Helm 4 version the provider links (scripts/bench-backend.sh compares with it).
+	mod=helm.sh/helm/v4
+	pkg=$mod/cmd/helm
+	cold="~4 min"
+	;;
+helm3)
+	# The last Helm 3 CLI: tests make releases with it as users of Helm 3 did, and the benchmark compares with it.
+	mod=helm.sh/helm/v3
+	pkg=$mod/cmd/helm
+	cold="~4 min"
+	;;
 *) usage ;;
 esac
 
@@ -74,6 +86,9 @@ tofu)
 	;;
 tfplugindocs)
 	ldflags="-X $mod/cmd/tfplugindocs/build.version=${version#v}"
+	;;
+helm | helm3)
+	ldflags="-X $mod/internal/version.version=$version"
 	;;
 golangci-lint)
 	date=$("$GO" list -m -f '{{if .Time}}{{.Time.UTC.Format "2006-01-02T15:04:05Z"}}{{end}}' "$mod")
