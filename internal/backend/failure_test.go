@@ -12,8 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
-	"helm.sh/helm/v3/pkg/release"
-	helmtime "helm.sh/helm/v3/pkg/time"
+	rcommon "helm.sh/helm/v4/pkg/release/common"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/acctest"
@@ -74,25 +73,25 @@ func TestAccStorageBackend_interrupted(t *testing.T) {
 	f := newFixture(t)
 	class := acctest.RandomName("acc-hostpath")
 	typed := fmt.Sprintf("    hostpath_class_name = %q", class)
-	markLast := func(status release.Status) {
+	markLast := func(status rcommon.Status) {
 		cfg := f.actionConfig()
-		r, err := cfg.Releases.Last("openebs")
+		r, err := helm.AsRelease(cfg.Releases.Last("openebs"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		r.SetStatus(status, "killed mid-apply (test)")
 		// The interrupted operation started longer ago than its timeout: nothing can still run it.
-		r.Info.LastDeployed = helmtime.Time{Time: time.Now().Add(-time.Hour)}
+		r.Info.LastDeployed = time.Now().Add(-time.Hour)
 		if err := cfg.Releases.Update(r); err != nil {
 			t.Fatal(err)
 		}
-		if status == release.StatusPendingUpgrade {
+		if status == rcommon.StatusPendingUpgrade {
 			// Helm marks the previous revision superseded only when the upgrade succeeds.
-			prev, err := cfg.Releases.Get("openebs", r.Version-1)
+			prev, err := helm.AsRelease(cfg.Releases.Get("openebs", r.Version-1))
 			if err != nil {
 				t.Fatal(err)
 			}
-			prev.SetStatus(release.StatusDeployed, "deployed")
+			prev.SetStatus(rcommon.StatusDeployed, "deployed")
 			if err := cfg.Releases.Update(prev); err != nil {
 				t.Fatal(err)
 			}
@@ -117,7 +116,7 @@ func TestAccStorageBackend_interrupted(t *testing.T) {
 					if _, err := f.owned.Install(context.Background(), *rel); err != nil {
 						t.Fatal(err)
 					}
-					markLast(release.StatusPendingInstall)
+					markLast(rcommon.StatusPendingInstall)
 				},
 				Config: f.openebs("4.4.0", typed, ""),
 				ConfigStateChecks: []statecheck.StateCheck{
@@ -134,7 +133,7 @@ func TestAccStorageBackend_interrupted(t *testing.T) {
 			{
 				// An apply was killed while Helm upgraded: the plan shows the pending release,
 				// and the apply rolls it back and upgrades again.
-				PreConfig: func() { markLast(release.StatusPendingUpgrade) },
+				PreConfig: func() { markLast(rcommon.StatusPendingUpgrade) },
 				Config:    f.openebs("4.4.0", typed+"\n    lvm_enabled = true", ""),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
-	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v4/pkg/action"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -174,8 +174,8 @@ func (f *fixture) chart(name, version string) *helm.Release {
 // actionConfig gives direct access to the release storage (to fake an interrupted apply).
 func (f *fixture) actionConfig() *action.Configuration {
 	f.t.Helper()
-	cfg := new(action.Configuration)
-	if err := cfg.Init(helm.NewRESTClientGetter(f.rc, f.ns), f.ns, "secret", f.t.Logf); err != nil {
+	cfg := action.NewConfiguration()
+	if err := cfg.Init(helm.NewRESTClientGetter(f.rc, f.ns), f.ns, "secret"); err != nil {
 		f.t.Fatal(err)
 	}
 	return cfg

@@ -22,36 +22,42 @@ import (
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
 )
 
-// helmCLI returns the helm CLI that tools/helm pins (bin/helm), building it when it is missing.
-func helmCLI(t *testing.T) string {
+// helmCLI returns a helm CLI that tools/ pins, built when it is missing: "helm" (Helm 4, the
+// provider's own version) or "helm3" (the last Helm 3, as users who installed with it have).
+// CI builds both before the tests (.ci/run, scripts/test.sh).
+func helmCLI(t *testing.T, name string) string {
 	t.Helper()
-	bin := filepath.Join(acctest.RepoRoot(), "bin", "helm")
-	if _, err := os.Stat(bin); err == nil {
-		return bin
-	}
-	build := exec.Command("go", "build", "-trimpath", "-o", bin, "helm.sh/helm/v3/cmd/helm")
-	build.Dir = filepath.Join(acctest.RepoRoot(), "tools", "helm")
+	build := exec.Command(filepath.Join(acctest.RepoRoot(), "tools", "build-tool.sh"), name)
+	build.Env = append(os.Environ(), "ROOT="+acctest.RepoRoot())
 	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the helm CLI (tools/helm): %v\n%s", err, out)
+		t.Fatalf("building the %s CLI (tools/%s): %v\n%s", name, name, err, out)
 	}
-	return bin
+	return filepath.Join(acctest.RepoRoot(), "bin", name)
 }
 
-// TestAccStorageBackend_foreignPendingRelease: a person's `helm install` of the same release is
+// helmCommand returns a command of the helm CLI name against the test cluster, with helm's own
+// state in a directory of the test, in a process group of its own (so a kill stops its children).
+func helmCommand(t *testing.T, name string, args ...string) *exec.Cmd {
+	t.Helper()
+	home := t.TempDir()
+	cmd := exec.Command(helmCLI(t, name), args...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+acctest.Kubeconfig(), "HELM_CACHE_HOME="+filepath.Join(home, "cache"),
+		"HELM_CONFIG_HOME="+filepath.Join(home, "config"), "HELM_DATA_HOME="+filepath.Join(home, "data"))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	return cmd
+}
+
+// TestAccStorageBackend_foreignPendingRelease: a person's `helm install` (Helm 3) of the same release is
 // still running (pending-install, longer than the backend's create timeout); the apply refuses,
 // says how to import the release, and changes nothing: the release and the helm process go on.
 func TestAccStorageBackend_foreignPendingRelease(t *testing.T) {
 	t.Parallel() // after the serial tests, with the others that mostly wait; holds the Longhorn lock
 	g := newGuard(t)
-	home := t.TempDir()
 	// Nothing provisions the internal claim's class, so helm waits (up to its 10 minutes).
-	install := exec.Command(helmCLI(t), "install", "longhorn", "longhorn", "--repo", g.repo, "--version", "1.8.1",
+	install := helmCommand(t, "helm3", "install", "longhorn", "longhorn", "--repo", g.repo, "--version", "1.8.1",
 		"--namespace", g.ns, "--create-namespace", "--wait", "--timeout", "10m",
 		"--set", "fixture.className="+g.class, "--set", "persistence.defaultClass=false",
 		"--set", "fixture.internalClaimClass="+acctest.RandomName("acc-none"))
-	install.Env = append(os.Environ(), "KUBECONFIG="+acctest.Kubeconfig(), "HELM_CACHE_HOME="+filepath.Join(home, "cache"),
-		"HELM_CONFIG_HOME="+filepath.Join(home, "config"), "HELM_DATA_HOME="+filepath.Join(home, "data"))
-	install.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var out strings.Builder
 	install.Stdout, install.Stderr = &out, &out
 	if err := install.Start(); err != nil {
@@ -118,20 +124,13 @@ func TestAccStorageBackend_foreignPendingRelease(t *testing.T) {
 }
 
 // TestAccStorageBackend_foreignPendingUpgrade: the provider installed the release; a person's
-// `helm upgrade` of it is still running (Helm copied the provider's release labels into the
+// `helm upgrade` (Helm 3) of it is still running (Helm copied the provider's release labels into the
 // pending revision). Destroy refuses and changes nothing until the person is done (here: the
 // upgrade is killed and rolled back with helm), then uninstalls.
 func TestAccStorageBackend_foreignPendingUpgrade(t *testing.T) {
 	t.Parallel() // as foreignPendingRelease
 	g := newGuard(t)
-	home := t.TempDir()
-	helmCmd := func(args ...string) *exec.Cmd {
-		cmd := exec.Command(helmCLI(t), args...)
-		cmd.Env = append(os.Environ(), "KUBECONFIG="+acctest.Kubeconfig(), "HELM_CACHE_HOME="+filepath.Join(home, "cache"),
-			"HELM_CONFIG_HOME="+filepath.Join(home, "config"), "HELM_DATA_HOME="+filepath.Join(home, "data"))
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		return cmd
-	}
+	helmCmd := func(args ...string) *exec.Cmd { return helmCommand(t, "helm3", args...) }
 	config := g.longhorn(true, "", "")
 	var out strings.Builder
 	var done chan struct{}

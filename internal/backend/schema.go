@@ -39,13 +39,14 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 	lh, oe := engines[typeLonghorn], engines[typeOpenEBS]
 	replace := []planmodifier.String{stringplanmodifier.RequiresReplace()}
 	resp.Schema = schema.Schema{
-		MarkdownDescription: "A storage system (Longhorn or OpenEBS) installed as a Helm release through the Helm SDK, with typed, " +
+		MarkdownDescription: "A storage system (Longhorn or OpenEBS) installed as a Helm release through the Helm 4 SDK, with typed, " +
 			"version-aware settings. Installs and upgrades are atomic (a failed install is removed, a failed upgrade rolled back), " +
 			"a release this provider installed and an interrupted apply left pending is repaired on the next apply (never a release someone else made, " +
 			"nor one whose operation may still be running), changes made with `helm` show as a diff, destroy refuses while any volume of the " +
 			"backend's drivers exists (on any StorageClass, Released ones too), an update refuses while it would strand volumes (an engine turned " +
 			"off, a data path moved; `force_strand_volumes`), a backend whose class is the default takes the mark from the " +
-			"other classes, and `footprint` reports what the backend's pods ask for.\n\n" +
+			"other classes, and `footprint` reports what the backend's pods ask for. New releases are applied server-side (Helm 4's default); " +
+			"releases first made client-side (by Helm 3, `helm_release`, or this provider's earlier versions) are upgraded client-side.\n\n" +
 			"Releases the provider installs carry the Helm release labels `clusterstorage.io/managed-by`, `clusterstorage.io/operation-timeout` " +
 			"and `clusterstorage.io/revision` (`helm get metadata`).\n\n" +
 			fmt.Sprintf("Supported chart versions: Longhorn %s (default `%s`); OpenEBS %s (default `%s`), each checked against the real chart's "+

@@ -12,12 +12,13 @@ import (
 	"path/filepath"
 	"strings"
 
-	"helm.sh/helm/v3/pkg/action"
-	"helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/chart/loader"
-	"helm.sh/helm/v3/pkg/getter"
-	"helm.sh/helm/v3/pkg/registry"
-	"helm.sh/helm/v3/pkg/repo"
+	"helm.sh/helm/v4/pkg/action"
+	ci "helm.sh/helm/v4/pkg/chart"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	"helm.sh/helm/v4/pkg/getter"
+	"helm.sh/helm/v4/pkg/registry"
+	repo "helm.sh/helm/v4/pkg/repo/v1"
 )
 
 // Source says where a chart comes from. Exactly one form applies:
@@ -111,7 +112,11 @@ func (c *Client) LocateChart(ctx context.Context, src Source) (*chart.Chart, err
 		return nil, err
 	}
 	if req := ch.Metadata.Dependencies; req != nil {
-		if err := action.CheckDependencies(ch, req); err != nil {
+		deps := make([]ci.Dependency, len(req))
+		for i, d := range req {
+			deps[i] = d
+		}
+		if err := action.CheckDependencies(ch, deps); err != nil {
 			return nil, fmt.Errorf("chart %s: %w", src, err)
 		}
 	}

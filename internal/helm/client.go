@@ -6,13 +6,15 @@
 package helm
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v4/pkg/action"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -78,9 +80,9 @@ func (c *Client) CacheDir() string { return c.cacheDir }
 // as Secrets in namespace (Helm's default driver), so releases made here are
 // the same ones the helm CLI sees.
 func (c *Client) actionConfig(namespace string) (*action.Configuration, error) {
-	cfg := new(action.Configuration)
+	cfg := action.NewConfiguration(action.ConfigurationSetLogger(logHandler{log: c.log}))
 	getter := NewRESTClientGetter(c.config, namespace)
-	if err := cfg.Init(getter, namespace, "secret", action.DebugLog(c.log)); err != nil {
+	if err := cfg.Init(getter, namespace, "secret"); err != nil {
 		return nil, fmt.Errorf("initialising Helm for namespace %q: %w", namespace, err)
 	}
 	return cfg, nil
@@ -89,4 +91,57 @@ func (c *Client) actionConfig(namespace string) (*action.Configuration, error) {
 // Clientset returns a typed Kubernetes client for the same cluster.
 func (c *Client) Clientset() (kubernetes.Interface, error) {
 	return kubernetes.NewForConfig(c.config)
+}
+
+// logHandler passes Helm's structured log (Helm 4 logs through log/slog: actions started,
+// resources waited for and why they are not ready yet) to a Logf, one line a record.
+type logHandler struct {
+	log    Logf
+	prefix string // the open groups, "a.b."
+	attrs  string // the attributes added with WithAttrs, formatted
+}
+
+func (h logHandler) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h logHandler) Handle(_ context.Context, r slog.Record) error {
+	var b strings.Builder
+	b.WriteString(r.Message)
+	b.WriteString(h.attrs)
+	r.Attrs(func(a slog.Attr) bool {
+		writeAttr(&b, h.prefix, a)
+		return true
+	})
+	h.log("%s", b.String())
+	return nil
+}
+
+func (h logHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	var b strings.Builder
+	b.WriteString(h.attrs)
+	for _, a := range attrs {
+		writeAttr(&b, h.prefix, a)
+	}
+	h.attrs = b.String()
+	return h
+}
+
+func (h logHandler) WithGroup(name string) slog.Handler {
+	if name != "" {
+		h.prefix += name + "."
+	}
+	return h
+}
+
+func writeAttr(b *strings.Builder, prefix string, a slog.Attr) {
+	a.Value = a.Value.Resolve()
+	if a.Equal(slog.Attr{}) {
+		return
+	}
+	if a.Value.Kind() == slog.KindGroup {
+		for _, g := range a.Value.Group() {
+			writeAttr(b, prefix+a.Key+".", g)
+		}
+		return
+	}
+	fmt.Fprintf(b, " %s%s=%v", prefix, a.Key, a.Value)
 }

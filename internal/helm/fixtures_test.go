@@ -10,14 +10,14 @@ import (
 	"testing"
 
 	"github.com/Masterminds/semver/v3"
-	"helm.sh/helm/v3/pkg/action"
-	"helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/chart/loader"
-	"helm.sh/helm/v3/pkg/chartutil"
-	kubefake "helm.sh/helm/v3/pkg/kube/fake"
-	"helm.sh/helm/v3/pkg/release"
-	"helm.sh/helm/v3/pkg/storage"
-	"helm.sh/helm/v3/pkg/storage/driver"
+	"helm.sh/helm/v4/pkg/action"
+	"helm.sh/helm/v4/pkg/chart/common"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	kubefake "helm.sh/helm/v4/pkg/kube/fake"
+	release "helm.sh/helm/v4/pkg/release/v1"
+	"helm.sh/helm/v4/pkg/storage"
+	"helm.sh/helm/v4/pkg/storage/driver"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"sigs.k8s.io/yaml"
@@ -43,20 +43,17 @@ func render(t *testing.T, dir, version string, values map[string]any) *release.R
 	if ch == nil {
 		t.Fatalf("fixture %s has no release %s", dir, version)
 	}
-	cfg := &action.Configuration{
-		Releases:     storage.Init(driver.NewMemory()),
-		KubeClient:   &kubefake.PrintingKubeClient{Out: io.Discard},
-		Capabilities: chartutil.DefaultCapabilities,
-		Log:          t.Logf,
-	}
+	cfg := action.NewConfiguration()
+	cfg.Releases = storage.Init(driver.NewMemory())
+	cfg.KubeClient = &kubefake.PrintingKubeClient{Out: io.Discard, LogOutput: io.Discard}
+	cfg.Capabilities = common.DefaultCapabilities
 	act := action.NewInstall(cfg)
 	act.ReleaseName = "openebs"
 	act.Namespace = "storage"
-	act.DryRun = true
-	act.ClientOnly = true
+	act.DryRunStrategy = action.DryRunClient
 	act.IncludeCRDs = true
-	act.KubeVersion = &chartutil.KubeVersion{Version: "v1.37.2", Major: "1", Minor: "37"}
-	rel, err := act.RunWithContext(context.Background(), ch, values)
+	act.KubeVersion = &common.KubeVersion{Version: "v1.37.2", Major: "1", Minor: "37"}
+	rel, err := helm.AsRelease(act.RunWithContext(context.Background(), ch, values))
 	if err != nil {
 		t.Fatalf("rendering %s %s: %v", dir, version, err)
 	}

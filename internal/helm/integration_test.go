@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"helm.sh/helm/v3/pkg/action"
-	"helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/release"
-	helmtime "helm.sh/helm/v3/pkg/time"
+	"helm.sh/helm/v4/pkg/action"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	rcommon "helm.sh/helm/v4/pkg/release/common"
+	release "helm.sh/helm/v4/pkg/release/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -37,7 +37,7 @@ const testOwner = "helm-integration-test"
 // abandoned makes r look like an operation that started an hour ago, longer than any timeout
 // the tests use, so that Recover treats it as interrupted.
 func abandoned(r *release.Release) {
-	r.Info.LastDeployed = helmtime.Time{Time: time.Now().Add(-time.Hour)}
+	r.Info.LastDeployed = time.Now().Add(-time.Hour)
 }
 
 // cluster is what an integration test needs: the real cluster from
@@ -544,8 +544,8 @@ func TestIntegrationLonghornHooks(t *testing.T) {
 // was killed half way would have left it.
 func storeAs(t *testing.T, k *cluster, mutate func(cfg *action.Configuration)) {
 	t.Helper()
-	cfg := new(action.Configuration)
-	if err := cfg.Init(helm.NewRESTClientGetter(k.rc, k.ns), k.ns, "secret", t.Logf); err != nil {
+	cfg := action.NewConfiguration()
+	if err := cfg.Init(helm.NewRESTClientGetter(k.rc, k.ns), k.ns, "secret"); err != nil {
 		t.Fatal(err)
 	}
 	mutate(cfg)
@@ -566,11 +566,11 @@ func TestIntegrationRecoverPendingInstall(t *testing.T) {
 	// The provider was killed while Helm was still waiting: revision 1 is
 	// pending-install and its objects exist.
 	storeAs(t, k, func(cfg *action.Configuration) {
-		r, err := cfg.Releases.Get("openebs", 1)
+		r, err := helm.AsRelease(cfg.Releases.Get("openebs", 1))
 		if err != nil {
 			t.Fatal(err)
 		}
-		r.SetStatus(release.StatusPendingInstall, "Initial install underway")
+		r.SetStatus(rcommon.StatusPendingInstall, "Initial install underway")
 		if err := cfg.Releases.Update(r); err != nil {
 			t.Fatal(err)
 		}
@@ -586,7 +586,7 @@ func TestIntegrationRecoverPendingInstall(t *testing.T) {
 	}
 	// A client of another owner never touches it, however old.
 	storeAs(t, k, func(cfg *action.Configuration) {
-		r, err := cfg.Releases.Get("openebs", 1)
+		r, err := helm.AsRelease(cfg.Releases.Get("openebs", 1))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -690,7 +690,7 @@ func TestIntegrationRecoverPendingUpgrade(t *testing.T) {
 	newer := k.chart(t, "openebs", "4.4.0")
 	// An upgrade to 4.4.0 was interrupted: revision 2 is pending-upgrade.
 	storeAs(t, k, func(cfg *action.Configuration) {
-		r1, err := cfg.Releases.Get("openebs", 1)
+		r1, err := helm.AsRelease(cfg.Releases.Get("openebs", 1))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -699,7 +699,7 @@ func TestIntegrationRecoverPendingUpgrade(t *testing.T) {
 		r2.Info = &info
 		r2.Version = 2
 		r2.Chart = newer
-		r2.SetStatus(release.StatusPendingUpgrade, "Preparing upgrade")
+		r2.SetStatus(rcommon.StatusPendingUpgrade, "Preparing upgrade")
 		abandoned(&r2)
 		// Labels as Helm copies them from revision 1: the upgrade was someone else's.
 		r2.Labels = map[string]string{}
@@ -716,7 +716,7 @@ func TestIntegrationRecoverPendingUpgrade(t *testing.T) {
 	}
 	// As this client's own interrupted upgrade labels it.
 	storeAs(t, k, func(cfg *action.Configuration) {
-		r2, err := cfg.Releases.Get("openebs", 2)
+		r2, err := helm.AsRelease(cfg.Releases.Get("openebs", 2))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -752,14 +752,14 @@ func TestIntegrationRecoverPendingUpgrade(t *testing.T) {
 
 	// No deployed revision to go back to: the pending one is marked failed.
 	storeAs(t, k, func(cfg *action.Configuration) {
-		hist, err := cfg.Releases.History("openebs")
+		hist, err := helm.AsReleases(cfg.Releases.History("openebs"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		var last *release.Release
 		for _, r := range hist {
-			if r.Info.Status == release.StatusDeployed {
-				r.SetStatus(release.StatusFailed, "simulated failure")
+			if r.Info.Status == rcommon.StatusDeployed {
+				r.SetStatus(rcommon.StatusFailed, "simulated failure")
 				if err := cfg.Releases.Update(r); err != nil {
 					t.Fatal(err)
 				}
@@ -772,7 +772,7 @@ func TestIntegrationRecoverPendingUpgrade(t *testing.T) {
 		info := *last.Info
 		next.Info = &info
 		next.Version = last.Version + 1
-		next.SetStatus(release.StatusPendingRollback, "Rollback underway")
+		next.SetStatus(rcommon.StatusPendingRollback, "Rollback underway")
 		abandoned(&next)
 		next.Labels = map[string]string{helm.OwnerLabel: testOwner, helm.RevisionLabel: strconv.Itoa(next.Version)}
 		if err := cfg.Releases.Create(&next); err != nil {

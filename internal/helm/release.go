@@ -7,10 +7,13 @@ import (
 	"strconv"
 	"time"
 
-	"helm.sh/helm/v3/pkg/action"
-	"helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/release"
-	"helm.sh/helm/v3/pkg/storage/driver"
+	"helm.sh/helm/v4/pkg/action"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	"helm.sh/helm/v4/pkg/kube"
+	ri "helm.sh/helm/v4/pkg/release"
+	rcommon "helm.sh/helm/v4/pkg/release/common"
+	release "helm.sh/helm/v4/pkg/release/v1"
+	"helm.sh/helm/v4/pkg/storage/driver"
 )
 
 // DefaultTimeout bounds an action whose Release has no Timeout.
@@ -99,7 +102,7 @@ type Status struct {
 }
 
 // Pending reports whether the release is in the middle of an operation.
-func (s *Status) Pending() bool { return release.Status(s.Status).IsPending() }
+func (s *Status) Pending() bool { return rcommon.Status(s.Status).IsPending() }
 
 // OwnedBy reports whether the release carries OwnerLabel=owner.
 func (s *Status) OwnedBy(owner string) bool { return owner != "" && s.Labels[OwnerLabel] == owner }
@@ -121,8 +124,8 @@ func statusOf(r *release.Release) *Status {
 	if r.Info != nil {
 		s.Status = r.Info.Status.String()
 		s.Description = r.Info.Description
-		s.FirstDeployed = r.Info.FirstDeployed.Time
-		s.LastDeployed = r.Info.LastDeployed.Time
+		s.FirstDeployed = r.Info.FirstDeployed
+		s.LastDeployed = r.Info.LastDeployed
 		s.Notes = r.Info.Notes
 	}
 	if r.Chart != nil && r.Chart.Metadata != nil {
@@ -152,13 +155,16 @@ func (c *Client) Install(ctx context.Context, rel Release) (*Status, error) {
 	act.Namespace = rel.Namespace
 	act.CreateNamespace = rel.CreateNamespace
 	act.Timeout = rel.timeout()
-	act.Wait = rel.Wait
+	act.WaitStrategy = waitStrategy(rel.Wait)
 	act.WaitForJobs = rel.Wait
-	act.Atomic = rel.Wait
+	act.RollbackOnFailure = rel.Wait
+	// Server-side apply (Helm 4's default for new releases): the release's objects are owned
+	// field by field by Helm's field manager, so another manager's change to one of them shows.
+	act.ServerSideApply = true
 	act.Description = rel.Description
 	act.Labels = c.labels(act.Timeout, 1)
 	c.log("helm install %s in namespace %s: chart %s %s (wait=%t, timeout=%s)", rel.Name, rel.Namespace, rel.Chart.Metadata.Name, rel.Chart.Metadata.Version, rel.Wait, act.Timeout)
-	r, err := act.RunWithContext(ctx, rel.Chart, copyValues(rel.Values))
+	r, err := AsRelease(act.RunWithContext(ctx, rel.Chart, copyValues(rel.Values)))
 	if err != nil {
 		return nil, fmt.Errorf("installing release %s/%s: %w", rel.Namespace, rel.Name, err)
 	}
@@ -180,18 +186,22 @@ func (c *Client) Upgrade(ctx context.Context, rel Release) (*Status, error) {
 	act := action.NewUpgrade(cfg)
 	act.Namespace = rel.Namespace
 	act.Timeout = rel.timeout()
-	act.Wait = rel.Wait
+	act.WaitStrategy = waitStrategy(rel.Wait)
 	act.WaitForJobs = rel.Wait
-	act.Atomic = rel.Wait
+	act.RollbackOnFailure = rel.Wait
 	act.CleanupOnFail = rel.Wait
+	// "auto": a release last applied server-side stays so; one made client-side (by Helm 3, or
+	// by this provider before it moved to Helm 4) is upgraded client-side, as Helm 4's CLI does,
+	// so its objects' field managers do not conflict.
+	act.ServerSideApply = "auto"
 	act.ResetValues = true
 	act.MaxHistory = rel.MaxHistory
 	act.Description = rel.Description
-	if last, err := cfg.Releases.Last(rel.Name); err == nil {
+	if last, err := lastRelease(cfg, rel.Name); err == nil {
 		act.Labels = c.labels(act.Timeout, last.Version+1)
 	}
 	c.log("helm upgrade %s in namespace %s: chart %s %s (wait=%t, timeout=%s)", rel.Name, rel.Namespace, rel.Chart.Metadata.Name, rel.Chart.Metadata.Version, rel.Wait, act.Timeout)
-	r, err := act.RunWithContext(ctx, rel.Name, rel.Chart, copyValues(rel.Values))
+	r, err := AsRelease(act.RunWithContext(ctx, rel.Name, rel.Chart, copyValues(rel.Values)))
 	if err != nil {
 		// Helm reports a missing release as "has no deployed releases"; tell
 		// that apart from a release that exists but cannot be upgraded.
@@ -226,7 +236,7 @@ func (c *Client) Uninstall(ctx context.Context, name, namespace string, opts Uni
 		return err
 	}
 	act := action.NewUninstall(cfg)
-	act.Wait = opts.Wait
+	act.WaitStrategy = waitStrategy(opts.Wait)
 	act.Timeout = opts.Timeout
 	if act.Timeout <= 0 {
 		act.Timeout = DefaultTimeout
@@ -266,7 +276,7 @@ func (c *Client) Get(name, namespace string) (*Status, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := cfg.Releases.Last(name)
+	r, err := lastRelease(cfg, name)
 	if err != nil {
 		if errors.Is(err, driver.ErrReleaseNotFound) {
 			return nil, ErrNotFound
@@ -282,7 +292,7 @@ func (c *Client) History(name, namespace string) ([]*Status, error) {
 	if err != nil {
 		return nil, err
 	}
-	rels, err := cfg.Releases.History(name)
+	rels, err := history(cfg, name)
 	if err != nil {
 		if errors.Is(err, driver.ErrReleaseNotFound) {
 			return nil, ErrNotFound
@@ -369,7 +379,7 @@ func (c *Client) Recover(ctx context.Context, name, namespace string, timeout ti
 	if err != nil {
 		return "", err
 	}
-	last, err := cfg.Releases.Last(name)
+	last, err := lastRelease(cfg, name)
 	if err != nil {
 		if errors.Is(err, driver.ErrReleaseNotFound) {
 			return "", nil
@@ -392,18 +402,18 @@ func (c *Client) Recover(ctx context.Context, name, namespace string, timeout ti
 	if secs, err := strconv.Atoi(last.Labels[TimeoutLabel]); err == nil && secs > 0 {
 		bound = time.Duration(secs) * time.Second
 	}
-	started := last.Info.LastDeployed.Time
+	started := last.Info.LastDeployed
 	if until := started.Add(bound + recoverSkew); time.Now().Before(until) {
 		return "", &InProgressError{Name: name, Namespace: namespace, Status: stuck.String(), Revision: last.Version, Started: started, Until: until}
 	}
-	history, err := cfg.Releases.History(name)
+	revisions, err := history(cfg, name)
 	if err != nil {
 		return "", err
 	}
-	sortByRevision(history)
+	sortByRevision(revisions)
 	var deployed *release.Release
-	for _, r := range history {
-		if r.Version != last.Version && r.Info != nil && r.Info.Status == release.StatusDeployed {
+	for _, r := range revisions {
+		if r.Version != last.Version && r.Info != nil && r.Info.Status == rcommon.StatusDeployed {
 			deployed = r
 		}
 	}
@@ -411,7 +421,7 @@ func (c *Client) Recover(ctx context.Context, name, namespace string, timeout ti
 	why := fmt.Sprintf("Helm release %s/%s was stuck in %s at revision %d since %s (an earlier apply of this provider was interrupted)",
 		namespace, name, stuck, last.Version, started.UTC().Format(time.RFC3339))
 
-	if stuck == release.StatusPendingInstall && deployed == nil {
+	if stuck == rcommon.StatusPendingInstall && deployed == nil {
 		if err := c.Uninstall(ctx, name, namespace, UninstallOptions{Wait: true, Timeout: timeout, DisableHooks: true}); err != nil {
 			return "", fmt.Errorf("removing release %s/%s stuck in %s: %w", namespace, name, stuck, err)
 		}
@@ -424,7 +434,7 @@ func (c *Client) Recover(ctx context.Context, name, namespace string, timeout ti
 		}
 		rb := action.NewRollback(cfg)
 		rb.Version = deployed.Version
-		rb.Wait = true
+		rb.WaitStrategy = kube.StatusWatcherStrategy
 		rb.WaitForJobs = true
 		rb.Timeout = timeout
 		rb.CleanupOnFail = true
@@ -436,7 +446,7 @@ func (c *Client) Recover(ctx context.Context, name, namespace string, timeout ti
 			deployed.Version, deployed.Chart.Metadata.Name, deployed.Chart.Metadata.Version), nil
 	}
 
-	last.SetStatus(release.StatusFailed, fmt.Sprintf("marked failed by recovery: was %s after an interrupted apply", stuck))
+	last.SetStatus(rcommon.StatusFailed, fmt.Sprintf("marked failed by recovery: was %s after an interrupted apply", stuck))
 	if err := cfg.Releases.Update(last); err != nil {
 		return "", fmt.Errorf("marking release %s/%s revision %d failed: %w", namespace, name, last.Version, err)
 	}
@@ -450,6 +460,61 @@ func (c *Client) labels(timeout time.Duration, revision int) map[string]string {
 		return nil
 	}
 	return map[string]string{OwnerLabel: c.owner, TimeoutLabel: strconv.Itoa(int(timeout.Seconds())), RevisionLabel: strconv.Itoa(revision)}
+}
+
+// waitStrategy is Helm 4's wait for Release.Wait: its watcher (kstatus), which ends as soon as
+// every object is ready rather than at the next poll; without wait, hooks only.
+func waitStrategy(wait bool) kube.WaitStrategy {
+	if wait {
+		return kube.StatusWatcherStrategy
+	}
+	return kube.HookOnlyStrategy
+}
+
+// AsRelease is the release an action or Helm's storage returned, in the one format this package
+// reads: Helm 4's actions and storage speak of releases as an opaque Releaser, and charts of API
+// v2 (every chart this provider installs) make v1 releases. Callers that read Helm's storage
+// directly (tests that fake an interrupted apply) use it too.
+func AsRelease(r ri.Releaser, err error) (*release.Release, error) {
+	if err != nil {
+		return nil, err
+	}
+	switch rel := r.(type) {
+	case *release.Release:
+		return rel, nil
+	case release.Release:
+		return &rel, nil
+	case nil:
+		return nil, errors.New("helm returned no release")
+	default:
+		return nil, fmt.Errorf("helm returned a release of an unsupported kind (%T)", r)
+	}
+}
+
+// lastRelease is the latest stored revision of release name.
+func lastRelease(cfg *action.Configuration, name string) (*release.Release, error) {
+	return AsRelease(cfg.Releases.Last(name))
+}
+
+// history is every stored revision of release name, in storage order.
+func history(cfg *action.Configuration, name string) ([]*release.Release, error) {
+	return AsReleases(cfg.Releases.History(name))
+}
+
+// AsReleases is AsRelease for a list.
+func AsReleases(stored []ri.Releaser, err error) ([]*release.Release, error) {
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*release.Release, 0, len(stored))
+	for _, s := range stored {
+		r, err := AsRelease(s, nil)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
 }
 
 func copyValues(v map[string]any) map[string]any {

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"helm.sh/helm/v3/pkg/storage/driver"
+	"helm.sh/helm/v4/pkg/storage/driver"
 )
 
 // SetValues upgrades release name to the same chart it runs now with values changed by edit
@@ -18,7 +18,7 @@ func (c *Client) SetValues(ctx context.Context, name, namespace string, edit fun
 	if err != nil {
 		return nil, err
 	}
-	last, err := cfg.Releases.Last(name)
+	last, err := lastRelease(cfg, name)
 	if err != nil {
 		if errors.Is(err, driver.ErrReleaseNotFound) {
 			return nil, ErrNotFound

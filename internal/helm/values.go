@@ -1,6 +1,7 @@
 package helm
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"reflect"
@@ -8,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"helm.sh/helm/v3/pkg/strvals"
+	"helm.sh/helm/v4/pkg/strvals"
 	"sigs.k8s.io/yaml"
 )
 
@@ -77,10 +78,57 @@ func parseUserYAML(i int, doc string) (map[string]any, error) {
 	return user, nil
 }
 
+// checkSetName checks a value path as `helm --set` takes it: keys separated by dots (a dot in a key
+// escaped as \.), each key followed by any number of list indexes [N]. Helm 4's parser drops an
+// entry with an unclosed bracket ("a[=1") without an error, so a malformed path would silently
+// set nothing.
+func checkSetName(name string) error {
+	key := false // a key, or a key's index, was read since the last dot
+	for i := 0; i < len(name); i++ {
+		switch c := name[i]; c {
+		case '\\':
+			i++ // the next byte is part of the key
+			key = true
+		case '.':
+			if !key {
+				return fmt.Errorf("empty key at byte %d: a value path is keys separated by dots, e.g. a.b[0].c", i)
+			}
+			key = false
+		case '[':
+			j := i + 1
+			for j < len(name) && name[j] >= '0' && name[j] <= '9' {
+				j++
+			}
+			if !key || j == i+1 || j == len(name) || name[j] != ']' {
+				return fmt.Errorf("a list index must follow a key and be a number in brackets, e.g. a[0] (byte %d)", i)
+			}
+			if j+1 < len(name) && name[j+1] != '.' && name[j+1] != '[' {
+				return fmt.Errorf("a list index must be followed by a dot, another index or the end (byte %d)", j+1)
+			}
+			i = j
+		case ']':
+			return fmt.Errorf("unmatched ] at byte %d", i)
+		default:
+			key = true
+		}
+	}
+	if !key {
+		return errors.New("the value path ends without a key")
+	}
+	return nil
+}
+
 func applySets(dst map[string]any, sets []Set) error {
 	for _, s := range sets {
 		if s.Name == "" {
 			return fmt.Errorf("set entry with value %s has no name", s.shown())
+		}
+		if err := checkSetName(s.Name); err != nil {
+			kind := "set"
+			if s.Sensitive {
+				kind = "set_sensitive"
+			}
+			return fmt.Errorf("%s %q: %w", kind, s.Name, err)
 		}
 		entry := s.Name + "=" + escapeSetValue(s.Value)
 		var err error

@@ -241,3 +241,14 @@ func FuzzMergeValues(f *testing.F) {
 		_, _ = Contradictions(typed, []string{doc}, sets)
 	})
 }
+
+func TestCheckSetName(t *testing.T) {
+	for name, ok := range map[string]bool{
+		"a": true, "a.b.c": true, "a[0]": true, "a[0].b": true, "a[1][2]": true, `a\.b.c`: true, "nodeSelector.kubernetes\\.io/os": true,
+		"a[": false, "a[0": false, "a[x]": false, "a]": false, "[0]": false, ".a": false, "a.": false, "a..b": false, "a[0]b": false,
+	} {
+		if err := checkSetName(name); (err == nil) != ok {
+			t.Errorf("checkSetName(%q) = %v, want ok=%t", name, err, ok)
+		}
+	}
+}
