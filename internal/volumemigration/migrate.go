@@ -229,7 +229,7 @@ func (m *Migrator) Run(ctx context.Context) (Result, error) {
 		}
 	}
 	if p.Phase == phaseStarting {
-		if p, err = m.start(ctx, p); err != nil {
+		if p, err = m.startOwners(ctx, p); err != nil {
 			return Result{}, fmt.Errorf("%w\n\nThe claim is on the new volume %s; apply again to start the workload and finish", err, p.TargetVolume)
 		}
 	}
@@ -277,7 +277,7 @@ func (m *Migrator) beforeSwap(ctx context.Context, claim *corev1.PersistentVolum
 	if p.Phase == phaseCopying {
 		for _, o := range p.Owners {
 			m.log("stopping the workload", map[string]any{"kind": o.Kind, "name": o.Name, "replicas": o.Replicas})
-			if err = m.scale(ctx, o, true); err != nil {
+			if err = m.stop(ctx, o); err != nil {
 				return p, err
 			}
 		}
@@ -408,22 +408,29 @@ func (m *Migrator) swap(ctx context.Context, p progress) (progress, error) {
 	return starting, nil
 }
 
-// start gives the new volume its reclaim policy back, marks the source volume, deletes it with
+// startOwners gives the new volume its reclaim policy back, marks the source volume, deletes it with
 // delete_source, scales the owners back and waits for them to be Ready.
-func (m *Migrator) start(ctx context.Context, p progress) (progress, error) {
+func (m *Migrator) startOwners(ctx context.Context, p progress) (progress, error) {
 	if err := m.restorePolicy(ctx, p.TargetVolume); err != nil {
 		return p, err
 	}
 	if err := m.annotateVolume(ctx, p.SourceVolume, map[string]*string{AnnotationMigratedTo: ptr(m.ref() + " " + p.TargetVolume)}); err != nil && !kube.IsNotFound(err) {
 		return p, err
 	}
+	var started []owner
 	for _, o := range p.Owners {
-		m.log("starting the workload again", map[string]any{"kind": o.Kind, "name": o.Name, "replicas": o.Replicas})
-		if err := m.scale(ctx, o, false); err != nil {
-			return p, err
+		ok, err := m.start(ctx, o)
+		if err != nil {
+			return p, fmt.Errorf("starting the workload again: %w", err)
+		}
+		if ok {
+			m.log("started the workload again", map[string]any{"kind": o.Kind, "name": o.Name, "replicas": o.Replicas})
+			started = append(started, o)
+		} else {
+			m.log("the workload stays stopped: migrations of its other claims are under way; the last one starts it", map[string]any{"kind": o.Kind, "name": o.Name})
 		}
 	}
-	for _, o := range p.Owners {
+	for _, o := range started {
 		if err := m.waitReady(ctx, o); err != nil {
 			return p, err
 		}
@@ -512,7 +519,9 @@ func (m *Migrator) rollback(ctx context.Context, p progress) error {
 	}
 	errs = append(errs, m.deleteClaim(ctx, p.TargetClaim, ""))
 	for _, o := range p.Owners {
-		errs = append(errs, m.scale(ctx, o, false))
+		if _, err := m.start(ctx, o); err != nil {
+			errs = append(errs, fmt.Errorf("starting the workload again: %w", err))
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return err

@@ -2,108 +2,237 @@ package volumemigration
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/volumes"
 )
 
-// owners reads the live replica counts (a Job's or CronJob's suspend) of the workloads that mount
-// the claim, to record before they are scaled down. Never nil: an empty list says "none".
+// AnnotationStopped is on a workload that migrations stopped: what it asked for before the
+// first of them (replicas, a Job's or CronJob's suspend) and the claims whose migrations keep it
+// stopped. Several claims of one workload (a StatefulSet's, migrated with for_each) are migrated
+// at once: the first migration records the count and scales to zero, in one update; each one
+// that ends takes its claim off the list, and the last one gives the workload its count back.
+const AnnotationStopped = "clusterstorage.io/migration-stopped"
+
+type stopRecord struct {
+	Replicas  int32    `json:"replicas"`
+	Suspended bool     `json:"suspended,omitempty"`
+	Claims    []string `json:"claims"`
+}
+
+// workload is the part of a Deployment, StatefulSet, ReplicaSet, Job or CronJob the migration
+// edits: its annotations and replicas (nil for a Job or CronJob) or suspend (nil for the others).
+type workload struct {
+	meta     *metav1.ObjectMeta
+	replicas **int32
+	suspend  **bool
+}
+
+// edit reads an owner, lets change edit it, and writes it back, again on a conflict. A
+// workload that is gone is no error: there is nothing to stop or start.
+func (m *Migrator) edit(ctx context.Context, o owner, change func(w workload) (bool, error)) error {
+	ns := m.Spec.Namespace
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		switch o.Kind {
+		case volumes.KindDeployment:
+			c := m.Client.AppsV1().Deployments(ns)
+			obj, err := c.Get(ctx, o.Name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if write, err := change(workload{meta: &obj.ObjectMeta, replicas: &obj.Spec.Replicas}); err != nil || !write {
+				return err
+			}
+			_, err = c.Update(ctx, obj, metav1.UpdateOptions{})
+			return err
+		case volumes.KindStatefulSet:
+			c := m.Client.AppsV1().StatefulSets(ns)
+			obj, err := c.Get(ctx, o.Name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if write, err := change(workload{meta: &obj.ObjectMeta, replicas: &obj.Spec.Replicas}); err != nil || !write {
+				return err
+			}
+			_, err = c.Update(ctx, obj, metav1.UpdateOptions{})
+			return err
+		case volumes.KindReplicaSet:
+			c := m.Client.AppsV1().ReplicaSets(ns)
+			obj, err := c.Get(ctx, o.Name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if write, err := change(workload{meta: &obj.ObjectMeta, replicas: &obj.Spec.Replicas}); err != nil || !write {
+				return err
+			}
+			_, err = c.Update(ctx, obj, metav1.UpdateOptions{})
+			return err
+		case volumes.KindJob:
+			c := m.Client.BatchV1().Jobs(ns)
+			obj, err := c.Get(ctx, o.Name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if write, err := change(workload{meta: &obj.ObjectMeta, suspend: &obj.Spec.Suspend}); err != nil || !write {
+				return err
+			}
+			_, err = c.Update(ctx, obj, metav1.UpdateOptions{})
+			return err
+		case volumes.KindCronJob:
+			c := m.Client.BatchV1().CronJobs(ns)
+			obj, err := c.Get(ctx, o.Name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if write, err := change(workload{meta: &obj.ObjectMeta, suspend: &obj.Spec.Suspend}); err != nil || !write {
+				return err
+			}
+			_, err = c.Update(ctx, obj, metav1.UpdateOptions{})
+			return err
+		}
+		return fmt.Errorf("%s/%s mounts claim %s and cannot be scaled by this resource", o.Kind, o.Name, m.ref())
+	})
+	if kube.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%s/%s in %s: %w", o.Kind, o.Name, ns, err)
+	}
+	return nil
+}
+
+func stopRecordOf(meta *metav1.ObjectMeta) (*stopRecord, error) {
+	v, ok := meta.Annotations[AnnotationStopped]
+	if !ok {
+		return nil, nil
+	}
+	var r stopRecord
+	if err := json.Unmarshal([]byte(v), &r); err != nil {
+		return nil, fmt.Errorf("annotation %s is not what this provider writes (%v): %q", AnnotationStopped, err, v)
+	}
+	return &r, nil
+}
+
+func setStopRecord(meta *metav1.ObjectMeta, r *stopRecord) error {
+	if r == nil {
+		delete(meta.Annotations, AnnotationStopped)
+		return nil
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	if meta.Annotations == nil {
+		meta.Annotations = map[string]string{}
+	}
+	meta.Annotations[AnnotationStopped] = string(b)
+	return nil
+}
+
+// owners reads what the workloads that mount the claim ask for before the migration stops them:
+// their live replica count (a Job's or CronJob's suspend), or, when other migrations stopped
+// them already, the count those recorded. Never nil: an empty list says "none".
 func (m *Migrator) owners(ctx context.Context, ws []volumes.Workload) ([]owner, error) {
 	out := []owner{}
-	ns := m.Spec.Namespace
 	for _, w := range ws {
 		o := owner{Kind: w.Kind, Name: w.Name}
-		var err error
-		switch w.Kind {
-		case volumes.KindDeployment:
-			var d *appsv1.Deployment
-			if d, err = m.Client.AppsV1().Deployments(ns).Get(ctx, w.Name, metav1.GetOptions{}); err == nil {
-				o.Replicas = replicas(d.Spec.Replicas)
+		err := m.edit(ctx, o, func(wl workload) (bool, error) {
+			rec, err := stopRecordOf(wl.meta)
+			switch {
+			case err != nil:
+				return false, err
+			case rec != nil:
+				o.Replicas, o.Suspended = rec.Replicas, rec.Suspended
+			case wl.replicas != nil:
+				o.Replicas = replicas(*wl.replicas)
+			default:
+				o.Suspended = *wl.suspend != nil && **wl.suspend
 			}
-		case volumes.KindStatefulSet:
-			var s *appsv1.StatefulSet
-			if s, err = m.Client.AppsV1().StatefulSets(ns).Get(ctx, w.Name, metav1.GetOptions{}); err == nil {
-				o.Replicas = replicas(s.Spec.Replicas)
-			}
-		case volumes.KindReplicaSet:
-			var r *appsv1.ReplicaSet
-			if r, err = m.Client.AppsV1().ReplicaSets(ns).Get(ctx, w.Name, metav1.GetOptions{}); err == nil {
-				o.Replicas = replicas(r.Spec.Replicas)
-			}
-		case volumes.KindJob:
-			j, jerr := m.Client.BatchV1().Jobs(ns).Get(ctx, w.Name, metav1.GetOptions{})
-			if err = jerr; err == nil {
-				o.Suspended = j.Spec.Suspend != nil && *j.Spec.Suspend
-			}
-		case volumes.KindCronJob:
-			c, cerr := m.Client.BatchV1().CronJobs(ns).Get(ctx, w.Name, metav1.GetOptions{})
-			if err = cerr; err == nil {
-				o.Suspended = c.Spec.Suspend != nil && *c.Spec.Suspend
-			}
-		default:
-			return nil, fmt.Errorf("%s mounts claim %s and cannot be scaled by this resource", w, m.ref())
-		}
+			return false, nil
+		})
 		if err != nil {
-			return nil, fmt.Errorf("reading %s: %w", w, err)
+			return nil, err
 		}
 		out = append(out, o)
 	}
 	return out, nil
 }
 
-// scale stops (down) or restarts an owner: replicas 0 or its recorded count; a Job or CronJob
-// suspended, or given back its recorded suspend. A CronJob's Jobs that run now keep running
-// until waitUnmounted sees them end.
-func (m *Migrator) scale(ctx context.Context, o owner, down bool) error {
-	ns := m.Spec.Namespace
-	var patch []byte
-	switch o.Kind {
-	case volumes.KindDeployment, volumes.KindStatefulSet, volumes.KindReplicaSet:
-		n := o.Replicas
-		if down {
-			n = 0
+// stop scales an owner to zero (suspends a Job or CronJob), recording what it asked for and
+// this claim on it in the same update. A CronJob's Jobs that run now keep running until
+// waitUnmounted sees them end.
+func (m *Migrator) stop(ctx context.Context, o owner) error {
+	return m.edit(ctx, o, func(wl workload) (bool, error) {
+		rec, err := stopRecordOf(wl.meta)
+		if err != nil {
+			return false, err
 		}
-		patch = fmt.Appendf(nil, `{"spec":{"replicas":%d}}`, n)
-	case volumes.KindJob, volumes.KindCronJob:
-		patch = fmt.Appendf(nil, `{"spec":{"suspend":%t}}`, down || o.Suspended)
-	default:
-		return fmt.Errorf("cannot scale %s/%s", o.Kind, o.Name)
-	}
-	var err error
-	switch o.Kind {
-	case volumes.KindDeployment:
-		_, err = m.Client.AppsV1().Deployments(ns).Patch(ctx, o.Name, types.MergePatchType, patch, metav1.PatchOptions{})
-	case volumes.KindStatefulSet:
-		_, err = m.Client.AppsV1().StatefulSets(ns).Patch(ctx, o.Name, types.MergePatchType, patch, metav1.PatchOptions{})
-	case volumes.KindReplicaSet:
-		_, err = m.Client.AppsV1().ReplicaSets(ns).Patch(ctx, o.Name, types.MergePatchType, patch, metav1.PatchOptions{})
-	case volumes.KindJob:
-		_, err = m.Client.BatchV1().Jobs(ns).Patch(ctx, o.Name, types.MergePatchType, patch, metav1.PatchOptions{})
-	case volumes.KindCronJob:
-		_, err = m.Client.BatchV1().CronJobs(ns).Patch(ctx, o.Name, types.MergePatchType, patch, metav1.PatchOptions{})
-	}
-	if err != nil && !kube.IsNotFound(err) {
-		what := "restarting"
-		if down {
-			what = "stopping"
+		if rec == nil {
+			rec = &stopRecord{Claims: []string{}}
+			if wl.replicas != nil {
+				rec.Replicas = replicas(*wl.replicas)
+			} else {
+				rec.Suspended = *wl.suspend != nil && **wl.suspend
+			}
 		}
-		return fmt.Errorf("%s %s/%s in %s: %w", what, o.Kind, o.Name, ns, err)
-	}
-	return nil
+		if !slices.Contains(rec.Claims, m.Spec.Claim) {
+			rec.Claims = append(rec.Claims, m.Spec.Claim)
+		}
+		if err := setStopRecord(wl.meta, rec); err != nil {
+			return false, err
+		}
+		if wl.replicas != nil {
+			zero := int32(0)
+			*wl.replicas = &zero
+		} else {
+			yes := true
+			*wl.suspend = &yes
+		}
+		return true, nil
+	})
 }
 
-// waitReady waits until a restarted Deployment, StatefulSet or ReplicaSet has all its replicas
+// start takes this claim off an owner's stop record; when no other migration keeps it stopped,
+// it gives the owner back what it asked for before. It reports whether the owner runs again. An
+// owner without a record was started already (by this migration before an interruption).
+func (m *Migrator) start(ctx context.Context, o owner) (started bool, err error) {
+	err = m.edit(ctx, o, func(wl workload) (bool, error) {
+		rec, err := stopRecordOf(wl.meta)
+		if err != nil || rec == nil {
+			started = err == nil
+			return false, err
+		}
+		rec.Claims = slices.DeleteFunc(rec.Claims, func(c string) bool { return c == m.Spec.Claim })
+		if len(rec.Claims) > 0 {
+			started = false
+			return true, setStopRecord(wl.meta, rec)
+		}
+		started = true
+		if wl.replicas != nil {
+			n := rec.Replicas
+			*wl.replicas = &n
+		} else {
+			s := rec.Suspended
+			*wl.suspend = &s
+		}
+		return true, setStopRecord(wl.meta, nil)
+	})
+	return started, err
+}
+
+// waitReady waits until a Deployment, StatefulSet or ReplicaSet has all the replicas it asks for
 // Ready on its current template. Jobs and CronJobs are not waited for.
 func (m *Migrator) waitReady(ctx context.Context, o owner) error {
 	ns := m.Spec.Namespace
-	what := fmt.Sprintf("%s %s/%s to have %d Ready replicas", o.Kind, ns, o.Name, o.Replicas)
+	what := fmt.Sprintf("%s %s/%s to have its replicas Ready", o.Kind, ns, o.Name)
 	wait := kube.Wait{What: what, Timeout: time.Until(deadline(ctx))}
 	var err error
 	switch o.Kind {
@@ -112,25 +241,27 @@ func (m *Migrator) waitReady(ctx context.Context, o owner) error {
 			if d == nil {
 				return true, "", nil // deleted meanwhile: nothing to wait for
 			}
-			s := d.Status
-			ok := s.ObservedGeneration >= d.Generation && s.UpdatedReplicas == o.Replicas && s.ReadyReplicas == o.Replicas && s.Replicas == o.Replicas
-			return ok, fmt.Sprintf("%d of %d Ready", s.ReadyReplicas, o.Replicas), nil
+			n, s := replicas(d.Spec.Replicas), d.Status
+			ok := s.ObservedGeneration >= d.Generation && s.UpdatedReplicas == n && s.ReadyReplicas == n && s.Replicas == n
+			return ok, fmt.Sprintf("%d of %d Ready", s.ReadyReplicas, n), nil
 		})
 	case volumes.KindStatefulSet:
 		_, err = kube.WaitFor(ctx, m.Client.AppsV1().StatefulSets(ns), o.Name, nil, wait, func(s *appsv1.StatefulSet) (bool, string, error) {
 			if s == nil {
 				return true, "", nil
 			}
-			ok := s.Status.ObservedGeneration >= s.Generation && s.Status.ReadyReplicas == o.Replicas && s.Status.Replicas == o.Replicas
-			return ok, fmt.Sprintf("%d of %d Ready", s.Status.ReadyReplicas, o.Replicas), nil
+			n := replicas(s.Spec.Replicas)
+			ok := s.Status.ObservedGeneration >= s.Generation && s.Status.ReadyReplicas == n && s.Status.Replicas == n
+			return ok, fmt.Sprintf("%d of %d Ready", s.Status.ReadyReplicas, n), nil
 		})
 	case volumes.KindReplicaSet:
 		_, err = kube.WaitFor(ctx, m.Client.AppsV1().ReplicaSets(ns), o.Name, nil, wait, func(r *appsv1.ReplicaSet) (bool, string, error) {
 			if r == nil {
 				return true, "", nil
 			}
-			ok := r.Status.ObservedGeneration >= r.Generation && r.Status.ReadyReplicas == o.Replicas && r.Status.Replicas == o.Replicas
-			return ok, fmt.Sprintf("%d of %d Ready", r.Status.ReadyReplicas, o.Replicas), nil
+			n := replicas(r.Spec.Replicas)
+			ok := r.Status.ObservedGeneration >= r.Generation && r.Status.ReadyReplicas == n && r.Status.Replicas == n
+			return ok, fmt.Sprintf("%d of %d Ready", r.Status.ReadyReplicas, n), nil
 		})
 	}
 	return err

@@ -420,6 +420,9 @@ func (f *fixture) checkMigrated(t *testing.T, src, dst, srcPV, dstPV string) err
 	if d.Status.ReadyReplicas != 1 {
 		return fmt.Errorf("the writer has %d Ready replicas", d.Status.ReadyReplicas)
 	}
+	if v, ok := d.Annotations[volumemigration.AnnotationStopped]; ok {
+		return fmt.Errorf("the writer still carries the stop record: %s", v)
+	}
 	return nil
 }
 
