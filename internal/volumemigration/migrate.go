@@ -241,7 +241,7 @@ func (m *Migrator) Run(ctx context.Context) (Result, error) {
 func (m *Migrator) beforeSwap(ctx context.Context, claim *corev1.PersistentVolumeClaim, p progress, ws []volumes.Workload) (progress, error) {
 	var err error
 	if p.Phase == phaseNone {
-		p = progress{Phase: phaseCopying, Claim: m.ref(), StorageClass: m.Spec.StorageClass,
+		p = progress{Phase: phaseCopying, Claim: m.ref(), StorageClass: m.Spec.StorageClass, SourceClass: volumes.ClassOf(claim),
 			TargetClaim: targetClaimName(claim), SourceVolume: claim.Spec.VolumeName}
 		if err = m.recordOnClaim(ctx, p); err != nil {
 			return progress{}, err

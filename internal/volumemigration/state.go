@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/volumes"
 )
 
 // Annotations the migration records its progress in. AnnotationProgress is on the claim being
@@ -11,7 +13,7 @@ import (
 // too, so a run that was interrupted anywhere is resumed by the next apply from what is real.
 const (
 	// AnnotationProgress holds the migration's progress as JSON (progress).
-	AnnotationProgress = "clusterstorage.io/migration"
+	AnnotationProgress = volumes.MigrationAnnotation
 	// AnnotationClaim, on the new volume during the swap, holds the claim to make again (JSON).
 	AnnotationClaim = "clusterstorage.io/migration-claim"
 	// AnnotationReclaimPolicy, on both volumes during the swap, is their reclaim policy before
@@ -79,6 +81,8 @@ type progress struct {
 	// Claim is <namespace>/<name> of the claim migrated (for the record on the new volume).
 	Claim        string `json:"claim"`
 	StorageClass string `json:"storageClass"`
+	// SourceClass is the class the claim was on before (clusterstorage_volumes reads it).
+	SourceClass string `json:"sourceClass,omitempty"`
 	// TargetClaim is the temporary claim on the new class, until the swap.
 	TargetClaim  string `json:"targetClaim,omitempty"`
 	SourceVolume string `json:"sourceVolume,omitempty"`

@@ -524,3 +524,128 @@ func TestAccVolumeMigration_rollback(t *testing.T) {
 	}
 	f.waitRecords(t, src, bytes.Count(before, []byte("\n"))+10) // it writes again
 }
+
+// TestAccVolumeMigration_statefulSet: a StatefulSet of 2 writing records, each replica on a
+// claim of its volumeClaimTemplates, migrated with a count over clusterstorage_volumes (users
+// write for_each, as the docs' example does; terraform-plugin-testing cannot read the state of
+// for_each instances, whose keys are strings, even to destroy them after the test): both
+// migrations run at once and share the StatefulSet's stop (the last one starts it again at 2);
+// every record of each source is on its new volume; the next plan has nothing to do, the data
+// source still listing the claims it moved (include_migrated).
+func TestAccVolumeMigration_statefulSet(t *testing.T) {
+	f := newFixture(t)
+	var srcDirs []string
+	for range 2 {
+		srcDirs = append(srcDirs, f.volume(t, acctest.RandomName("migration-src"), f.source))
+		f.volume(t, acctest.RandomName("migration-dst"), f.target)
+	}
+	two := int32(2)
+	labels := map[string]string{"app": "db"}
+	class := f.source
+	spec := podSpec("unused", writerScript)
+	spec.Volumes = nil
+	_, err := f.client.AppsV1().StatefulSets(f.ns).Create(context.Background(), &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: f.ns},
+		Spec: appsv1.StatefulSetSpec{
+			Replicas: &two, Selector: &metav1.LabelSelector{MatchLabels: labels}, ServiceName: "db",
+			PodManagementPolicy: appsv1.ParallelPodManagement,
+			Template:            corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: spec},
+			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{
+				ObjectMeta: metav1.ObjectMeta{Name: "data", Labels: labels},
+				Spec: corev1.PersistentVolumeClaimSpec{
+					StorageClassName: &class,
+					AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+					Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: k8sresource.MustParse("64Mi")}},
+				},
+			}},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range srcDirs {
+		f.waitRecords(t, dir, 20)
+	}
+	config := acctest.ProviderConfig() + fmt.Sprintf(`
+data "clusterstorage_volumes" "db" {
+  namespace        = %q
+  storage_class    = %q
+  label_selector   = "app=db"
+  include_migrated = true
+}
+
+resource "clusterstorage_volume_migration" "db" {
+  count = length(data.clusterstorage_volumes.db.volumes)
+
+  namespace         = data.clusterstorage_volumes.db.volumes[count.index].namespace
+  claim             = data.clusterstorage_volumes.db.volumes[count.index].name
+  storage_class     = %q
+  image             = %q
+  image_pull_policy = "Never"
+  host_network      = true
+}
+
+output "migrated" {
+  value = { for m in clusterstorage_volume_migration.db : m.id => m.migrated_at }
+}
+`, f.ns, f.source, f.target, rsyncImage)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config: config,
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownOutputValue("migrated", knownvalue.MapExact(map[string]knownvalue.Check{
+						f.ns + "/data-db-0": knownvalue.NotNull(),
+						f.ns + "/data-db-1": knownvalue.NotNull(),
+					})),
+					clusterCheck(func() error {
+						ctx := context.Background()
+						for _, dir := range srcDirs {
+							pv, err := f.client.CoreV1().PersistentVolumes().Get(ctx, filepath.Base(dir), metav1.GetOptions{})
+							if err != nil {
+								return err
+							}
+							// "<namespace>/<claim> <new volume>"
+							to := strings.Fields(pv.Annotations[volumemigration.AnnotationMigratedTo])
+							if len(to) != 2 {
+								return fmt.Errorf("source volume %s: annotation %s is %q", pv.Name, volumemigration.AnnotationMigratedTo, pv.Annotations[volumemigration.AnnotationMigratedTo])
+							}
+							before, err := os.ReadFile(filepath.Join(dir, "records"))
+							if err != nil {
+								return err
+							}
+							after, err := os.ReadFile(filepath.Join(f.base, to[1], "records"))
+							if err != nil {
+								return err
+							}
+							if len(before) == 0 || !bytes.HasPrefix(after, before) {
+								return fmt.Errorf("%s: the new volume's records (%d bytes) do not begin with the source's %d bytes", to[0], len(after), len(before))
+							}
+							t.Logf("%s: %d records moved", to[0], bytes.Count(before, []byte("\n")))
+						}
+						s, err := f.client.AppsV1().StatefulSets(f.ns).Get(ctx, "db", metav1.GetOptions{})
+						if err != nil {
+							return err
+						}
+						if *s.Spec.Replicas != 2 || s.Status.ReadyReplicas != 2 {
+							return fmt.Errorf("the StatefulSet asks for %d replicas, %d Ready; want 2", *s.Spec.Replicas, s.Status.ReadyReplicas)
+						}
+						if v, ok := s.Annotations[volumemigration.AnnotationStopped]; ok {
+							return fmt.Errorf("the StatefulSet still carries the stop record: %s", v)
+						}
+						return nil
+					}),
+				},
+			},
+			{Config: config, PlanOnly: true},
+		},
+	})
+}
+
+// clusterCheck is a state check that checks the cluster.
+type clusterCheck func() error
+
+func (c clusterCheck) CheckState(_ context.Context, _ statecheck.CheckStateRequest, resp *statecheck.CheckStateResponse) {
+	resp.Error = c()
+}

@@ -89,3 +89,19 @@ func TestNodeAndDriver(t *testing.T) {
 		t.Error("a volume without node affinity has a node")
 	}
 }
+
+func TestMigratedFrom(t *testing.T) {
+	for v, want := range map[string]string{
+		`{"phase":"done","sourceClass":"longhorn"}`:    "longhorn",
+		`{"phase":"stopped","sourceClass":"longhorn"}`: "",
+		`not json`: "",
+	} {
+		c := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{MigrationAnnotation: v}}}
+		if got := MigratedFrom(c); got != want {
+			t.Errorf("%s: %q, want %q", v, got, want)
+		}
+	}
+	if got := MigratedFrom(&corev1.PersistentVolumeClaim{}); got != "" {
+		t.Errorf("no record: %q", got)
+	}
+}

@@ -14,9 +14,9 @@ import (
 
 // Volume is one claim as the data source reports it.
 type Volume struct {
-	Namespace, Name, StorageClass, Driver, Volume, Size, Node, Phase, VolumeMode string
-	AccessModes                                                                  []string
-	Workloads                                                                    []Workload
+	Namespace, Name, StorageClass, MigratedFrom, Driver, Volume, Size, Node, Phase, VolumeMode string
+	AccessModes                                                                                []string
+	Workloads                                                                                  []Workload
 }
 
 // List reads the claims that match f, with their volumes and the workloads that mount them.
@@ -58,8 +58,8 @@ func match(ctx context.Context, client kubernetes.Interface, f filter, claims []
 	inventories := map[string]*Inventory{}
 	for i := range claims {
 		c := &claims[i]
-		class := ClassOf(c)
-		if f.StorageClass != "" && class != f.StorageClass {
+		class, from := ClassOf(c), MigratedFrom(c)
+		if f.StorageClass != "" && class != f.StorageClass && (!f.IncludeMigrated || from != f.StorageClass) {
 			continue
 		}
 		pv := pvByName[c.Spec.VolumeName]
@@ -68,7 +68,7 @@ func match(ctx context.Context, client kubernetes.Interface, f filter, claims []
 			continue
 		}
 		v := Volume{
-			Namespace: c.Namespace, Name: c.Name, StorageClass: class, Driver: driver,
+			Namespace: c.Namespace, Name: c.Name, StorageClass: class, MigratedFrom: from, Driver: driver,
 			Volume: c.Spec.VolumeName, Node: Node(pv), Phase: string(c.Status.Phase),
 			VolumeMode: string(corev1.PersistentVolumeFilesystem),
 		}

@@ -1,16 +1,19 @@
 package volumes
 
 import (
+	"fmt"
+
 	"github.com/hashicorp/terraform-plugin-framework/types"
 )
 
 type model struct {
-	ID            types.String  `tfsdk:"id"`
-	StorageClass  types.String  `tfsdk:"storage_class"`
-	Driver        types.String  `tfsdk:"driver"`
-	Namespace     types.String  `tfsdk:"namespace"`
-	LabelSelector types.String  `tfsdk:"label_selector"`
-	Volumes       []volumeModel `tfsdk:"volumes"`
+	ID              types.String  `tfsdk:"id"`
+	StorageClass    types.String  `tfsdk:"storage_class"`
+	Driver          types.String  `tfsdk:"driver"`
+	Namespace       types.String  `tfsdk:"namespace"`
+	LabelSelector   types.String  `tfsdk:"label_selector"`
+	IncludeMigrated types.Bool    `tfsdk:"include_migrated"`
+	Volumes         []volumeModel `tfsdk:"volumes"`
 }
 
 type volumeModel struct {
@@ -18,6 +21,7 @@ type volumeModel struct {
 	Name         types.String    `tfsdk:"name"`
 	Key          types.String    `tfsdk:"key"`
 	StorageClass types.String    `tfsdk:"storage_class"`
+	MigratedFrom types.String    `tfsdk:"migrated_from"`
 	Driver       types.String    `tfsdk:"driver"`
 	Volume       types.String    `tfsdk:"volume"`
 	Size         types.String    `tfsdk:"size"`
@@ -37,19 +41,22 @@ type workloadModel struct {
 // filter is the validated form of the data source's filters; "" matches anything.
 type filter struct {
 	StorageClass, Driver, Namespace, LabelSelector string
+	// IncludeMigrated also matches claims migrated off StorageClass.
+	IncludeMigrated bool
 }
 
 func (m model) filter() filter {
 	return filter{
-		StorageClass:  m.StorageClass.ValueString(),
-		Driver:        m.Driver.ValueString(),
-		Namespace:     m.Namespace.ValueString(),
-		LabelSelector: m.LabelSelector.ValueString(),
+		StorageClass:    m.StorageClass.ValueString(),
+		Driver:          m.Driver.ValueString(),
+		Namespace:       m.Namespace.ValueString(),
+		LabelSelector:   m.LabelSelector.ValueString(),
+		IncludeMigrated: m.IncludeMigrated.ValueBool(),
 	}
 }
 
 func (f filter) id() string {
-	return "storage_class=" + f.StorageClass + ";driver=" + f.Driver + ";namespace=" + f.Namespace + ";label_selector=" + f.LabelSelector
+	return "storage_class=" + f.StorageClass + ";driver=" + f.Driver + ";namespace=" + f.Namespace + ";label_selector=" + f.LabelSelector + fmt.Sprintf(";include_migrated=%t", f.IncludeMigrated)
 }
 
 func (v Volume) model() volumeModel {
@@ -58,6 +65,7 @@ func (v Volume) model() volumeModel {
 		Name:         types.StringValue(v.Name),
 		Key:          types.StringValue(v.Namespace + "/" + v.Name),
 		StorageClass: types.StringValue(v.StorageClass),
+		MigratedFrom: types.StringValue(v.MigratedFrom),
 		Driver:       types.StringValue(v.Driver),
 		Volume:       types.StringValue(v.Volume),
 		Size:         types.StringValue(v.Size),

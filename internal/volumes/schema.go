@@ -45,6 +45,12 @@ func (d *DataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp 
 				MarkdownDescription: "Only claims whose labels match this selector, in `kubectl -l` syntax (`app=db,tier!=cache`).",
 				Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
 			},
+			"include_migrated": schema.BoolAttribute{
+				Optional: true,
+				MarkdownDescription: "Also list the claims `clusterstorage_volume_migration` moved off `storage_class` (the migration recorded on the claim " +
+					"names the class; default: `false`). A `for_each` of migrations over this data source then keeps its keys once the claims have moved, " +
+					"instead of planning to forget them.",
+			},
 			"volumes": schema.ListNestedAttribute{
 				Computed:            true,
 				MarkdownDescription: "The claims that match, sorted by namespace and name.",
@@ -53,6 +59,7 @@ func (d *DataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp 
 					"name":          schema.StringAttribute{Computed: true, MarkdownDescription: "Name of the claim."},
 					"key":           schema.StringAttribute{Computed: true, MarkdownDescription: "`<namespace>/<name>`: a key for `for_each`."},
 					"storage_class": schema.StringAttribute{Computed: true, MarkdownDescription: "StorageClass of the claim (`\"\"` when it has none)."},
+					"migrated_from": schema.StringAttribute{Computed: true, MarkdownDescription: "The StorageClass `clusterstorage_volume_migration` moved the claim off; `\"\"` when none."},
 					"driver":        schema.StringAttribute{Computed: true, MarkdownDescription: "Driver serving the volume (see the `driver` filter); `\"\"` when unknown."},
 					"volume":        schema.StringAttribute{Computed: true, MarkdownDescription: "The PersistentVolume bound to the claim; `\"\"` while unbound."},
 					"size":          schema.StringAttribute{Computed: true, MarkdownDescription: "Capacity of the bound volume, else the size requested (a Kubernetes quantity: `10Gi`)."},

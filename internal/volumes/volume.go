@@ -1,6 +1,8 @@
 package volumes
 
 import (
+	"encoding/json"
+
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 )
@@ -56,4 +58,24 @@ func ClassOf(c *corev1.PersistentVolumeClaim) string {
 		return *c.Spec.StorageClassName
 	}
 	return c.Annotations[corev1.BetaStorageClassAnnotation]
+}
+
+// MigrationAnnotation is where clusterstorage_volume_migration records a claim's migration
+// (JSON); SourceClass names the class the claim was moved off.
+const MigrationAnnotation = "clusterstorage.io/migration"
+
+// MigratedFrom is the StorageClass a finished migration moved the claim off, "" when none.
+func MigratedFrom(c *corev1.PersistentVolumeClaim) string {
+	v, ok := c.Annotations[MigrationAnnotation]
+	if !ok {
+		return ""
+	}
+	var rec struct {
+		Phase       string `json:"phase"`
+		SourceClass string `json:"sourceClass"`
+	}
+	if json.Unmarshal([]byte(v), &rec) != nil || rec.Phase != "done" {
+		return ""
+	}
+	return rec.SourceClass
 }

@@ -18,6 +18,8 @@ resource "clusterstorage_volume_migration" "postgres" {
 # Every claim of the Longhorn class, one migration each.
 data "clusterstorage_volumes" "on_longhorn" {
   storage_class = "longhorn"
+  # Keep listing the claims once they have moved, or the next plan would forget their migrations.
+  include_migrated = true
 }
 
 resource "clusterstorage_volume_migration" "off_longhorn" {
