@@ -13,6 +13,14 @@ func RunKilledAfterScaleDown(ctx context.Context, m *Migrator) error {
 	return err
 }
 
+// RunKilledAfterClaimDeleted runs a migration that stops as a killed provider would, in the
+// swap, right after the source claim was deleted and before it is made again on the new volume.
+func RunKilledAfterClaimDeleted(ctx context.Context, m *Migrator) error {
+	m.killAfterDelete = true
+	_, err := m.Run(ctx)
+	return err
+}
+
 // ErrKilled is what such a run returns.
 var ErrKilled = errKilled
 

@@ -80,6 +80,9 @@ type Migrator struct {
 	// killAt, in tests, stops the run as a killed provider would, right after the progress of
 	// that phase is recorded on the claim: no rollback, nothing cleaned up.
 	killAt phase
+	// killAfterDelete, in tests, stops the run the same way once the source claim is deleted,
+	// before it is made again.
+	killAfterDelete bool
 }
 
 // errKilled is what a run stopped by killAt returns.
@@ -224,7 +227,9 @@ func (m *Migrator) Run(ctx context.Context) (Result, error) {
 		}
 	}
 	if p.Phase == phaseSwapping {
-		if p, err = m.swap(ctx, p); err != nil {
+		if p, err = m.swap(ctx, p); errors.Is(err, errKilled) {
+			return Result{}, err
+		} else if err != nil {
 			return Result{}, fmt.Errorf("%w\n\nThe copy was verified and the progress is recorded (annotation %s on the claim and on volume %s): apply again to finish the swap", err, AnnotationProgress, p.TargetVolume)
 		}
 	}
@@ -353,6 +358,9 @@ func (m *Migrator) swap(ctx context.Context, p progress) (progress, error) {
 		m.log("deleting the claim (its volume is kept: Retain)", map[string]any{"volume": claim.Spec.VolumeName})
 		if err := m.deleteClaim(ctx, m.Spec.Claim, claim.UID); err != nil {
 			return p, err
+		}
+		if m.killAfterDelete {
+			return p, errKilled
 		}
 		claim = nil
 	}

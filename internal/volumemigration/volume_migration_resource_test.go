@@ -431,6 +431,20 @@ func (f *fixture) checkMigrated(t *testing.T, src, dst, srcPV, dstPV string) err
 // new claim made); the next apply resumes from the record: it copies the delta, verifies, swaps
 // and scales the Deployment back, and nothing is lost.
 func TestAccVolumeMigration_resumeAfterScaleDown(t *testing.T) {
+	testResume(t, volumemigration.RunKilledAfterScaleDown, true)
+}
+
+// TestAccVolumeMigration_resumeAfterClaimDeleted: a run stops as a killed provider would in the
+// middle of the swap: the claim is deleted, not made again yet. The plan of the next apply
+// passes although the claim does not exist (the record on the new volume says why), and the
+// apply makes the claim again on the new volume and starts the Deployment: nothing is lost.
+func TestAccVolumeMigration_resumeAfterClaimDeleted(t *testing.T) {
+	testResume(t, volumemigration.RunKilledAfterClaimDeleted, false)
+}
+
+// testResume runs a migration that kill stops, checks what it left (the writer stopped; the
+// claim there when claimLeft), then applies the configuration and checks the migration.
+func testResume(t *testing.T, kill func(context.Context, *volumemigration.Migrator) error, claimLeft bool) {
 	f := newFixture(t)
 	src := f.volume(t, acctest.RandomName("migration-src"), f.source)
 	dst := f.volume(t, acctest.RandomName("migration-dst"), f.target)
@@ -447,7 +461,7 @@ func TestAccVolumeMigration_resumeAfterScaleDown(t *testing.T) {
 				m := &volumemigration.Migrator{Client: f.client, Spec: volumemigration.Spec{
 					Namespace: f.ns, Claim: "data", StorageClass: f.target, Image: rsyncImage, PullPolicy: "Never", HostNetwork: true,
 				}, Log: func(msg string, fields map[string]any) { t.Logf("killed run: %s %v", msg, fields) }}
-				if err := volumemigration.RunKilledAfterScaleDown(ctx, m); err != volumemigration.ErrKilled {
+				if err := kill(ctx, m); err != volumemigration.ErrKilled {
 					t.Fatalf("the killed run returned %v", err)
 				}
 				d, err := f.client.AppsV1().Deployments(f.ns).Get(ctx, "writer", metav1.GetOptions{})
@@ -458,10 +472,14 @@ func TestAccVolumeMigration_resumeAfterScaleDown(t *testing.T) {
 					t.Fatalf("after the killed run the writer has %d replicas, want 0", *d.Spec.Replicas)
 				}
 				c, err := f.client.CoreV1().PersistentVolumeClaims(f.ns).Get(ctx, "data", metav1.GetOptions{})
-				if err != nil {
+				switch {
+				case claimLeft && err != nil:
 					t.Fatal(err)
+				case claimLeft:
+					t.Logf("recorded on the claim: %s", c.Annotations[volumemigration.AnnotationProgress])
+				case !kube.IsNotFound(err):
+					t.Fatalf("after the killed run the claim is there (%v), want it deleted", err)
 				}
-				t.Logf("recorded on the claim: %s", c.Annotations[volumemigration.AnnotationProgress])
 			},
 			Config: f.config("data", f.target),
 			ConfigStateChecks: []statecheck.StateCheck{
