@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
@@ -262,6 +263,10 @@ func (f *fixture) cleanup(t *testing.T) {
 }
 
 func (f *fixture) config(claim, class string) string {
+	return f.configDelete(claim, class, false)
+}
+
+func (f *fixture) configDelete(claim, class string, deleteSource bool) string {
 	return acctest.ProviderConfig() + fmt.Sprintf(`
 resource "clusterstorage_volume_migration" "test" {
   namespace         = %q
@@ -270,14 +275,16 @@ resource "clusterstorage_volume_migration" "test" {
   image             = %q
   image_pull_policy = "Never"
   host_network      = true
+  delete_source     = %t
 }
-`, f.ns, claim, class, rsyncImage)
+`, f.ns, claim, class, rsyncImage, deleteSource)
 }
 
 // TestAccVolumeMigration_deployment moves the claim of a Deployment that writes numbered records
 // from one class of local volumes to another while it writes: after the apply every record the
 // source holds (it is not written after the scale-down) is on the new volume, byte for byte, at
-// its start; the Deployment runs again and writes on the new volume; the source volume is kept.
+// its start; the Deployment runs again and writes on the new volume; the source volume is kept
+// until delete_source = true (an update).
 // Before that, in the same namespace: clusterstorage_volumes lists both claims of the source
 // class with their workloads, and a claim mounted by a pod no controller owns, and a class that
 // does not exist, are refused at plan.
@@ -360,6 +367,27 @@ data "clusterstorage_volumes" "test" {
 				ImportStateVerifyIdentifierAttribute: "id",
 				ImportStateVerifyIgnore:              []string{"image", "image_pull_policy", "host_network", "timeouts"},
 			},
+			{
+				// delete_source in an update: the kept source volume goes (its policy was Retain:
+				// the PersistentVolume object is deleted, the data stays in its directory).
+				Config: f.configDelete("data", f.target, true),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(name, plancheck.ResourceActionUpdate),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(name, tfjsonpath.New("delete_source"), knownvalue.Bool(true)),
+					statecheck.ExpectKnownValue(name, tfjsonpath.New("source_volume"), knownvalue.StringExact(srcPV)),
+				},
+				Check: func(*terraform.State) error {
+					if _, err := os.Stat(filepath.Join(src, "records")); err != nil {
+						return fmt.Errorf("the data of a Retain volume must stay: %w", err)
+					}
+					return kube.Poll(context.Background(), 250*time.Millisecond, time.Minute, "source volume "+srcPV+" to be deleted", func(ctx context.Context) (bool, string, error) {
+						_, err := f.client.CoreV1().PersistentVolumes().Get(ctx, srcPV, metav1.GetOptions{})
+						return kube.IsNotFound(err), "it still exists", nil
+					})
+				},
+			},
 		},
 		CheckDestroy: func(*terraform.State) error {
 			// Destroy forgets: the claim stays on the new volume, the source volume stays.
@@ -367,11 +395,10 @@ data "clusterstorage_volumes" "test" {
 			if err != nil {
 				return err
 			}
-			if c.Spec.VolumeName != dstPV {
-				return fmt.Errorf("after destroy the claim is on %q, want %s", c.Spec.VolumeName, dstPV)
+			if c.Spec.VolumeName != dstPV || c.Status.Phase != corev1.ClaimBound {
+				return fmt.Errorf("after destroy the claim is on %q (%s), want %s", c.Spec.VolumeName, c.Status.Phase, dstPV)
 			}
-			_, err = f.client.CoreV1().PersistentVolumes().Get(context.Background(), srcPV, metav1.GetOptions{})
-			return err
+			return nil
 		},
 	})
 }
