@@ -28,7 +28,7 @@ import (
 func TestAccStorageBackend_helm3Release(t *testing.T) {
 	t.Parallel() // as the other Longhorn guard-fixture tests: mostly waits
 	g := newGuard(t)
-	install := helmCommand(t, "helm3", "install", "longhorn", "longhorn", "--repo", g.repo, "--version", "1.8.1",
+	install := helm3Command(t, "install", "longhorn", "longhorn", "--repo", g.repo, "--version", "1.8.1",
 		"--namespace", g.ns, "--create-namespace", "--wait", "--timeout", "5m",
 		"--set", "fixture.className="+g.class, "--set", "persistence.defaultClass=false", "--set", "fixture.apiServer="+g.api,
 		// The class's parameters as the configuration has them: they are immutable, and this
@@ -68,7 +68,8 @@ func TestAccStorageBackend_helm3Release(t *testing.T) {
 			{
 				PreConfig: func() {
 					st, err := g.helm.Get("longhorn", g.ns)
-					if err != nil || st.Status != "deployed" || st.Revision != 4 || st.Values["fixture"].(map[string]any)["failPreUpgrade"] != false {
+					fixture, _ := st.Values["fixture"].(map[string]any)
+					if err != nil || st.Status != "deployed" || st.Revision != 4 || fixture["failPreUpgrade"] != false {
 						t.Fatalf("after the failed upgrade: revision %d %s %v (want revision 4, the rollback to 2) %v", st.Revision, st.Status, st.Values, err)
 					}
 				},
@@ -88,7 +89,7 @@ func TestAccStorageBackend_helm3KilledInstall(t *testing.T) {
 	t.Parallel() // as the other Longhorn guard-fixture tests: mostly waits
 	g := newGuard(t)
 	// Nothing provisions the internal claim's class, so helm waits until it is killed.
-	install := helmCommand(t, "helm3", "install", "longhorn", "longhorn", "--repo", g.repo, "--version", "1.8.1",
+	install := helm3Command(t, "install", "longhorn", "longhorn", "--repo", g.repo, "--version", "1.8.1",
 		"--namespace", g.ns, "--create-namespace", "--wait", "--timeout", "10m",
 		"--labels", helm.OwnerLabel+"=terraform-provider-clusterstorage,"+helm.TimeoutLabel+"=1,"+helm.RevisionLabel+"=1",
 		"--set", "fixture.className="+g.class, "--set", "persistence.defaultClass=false",

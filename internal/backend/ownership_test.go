@@ -35,12 +35,12 @@ func helmCLI(t *testing.T, name string) string {
 	return filepath.Join(acctest.RepoRoot(), "bin", name)
 }
 
-// helmCommand returns a command of the helm CLI name against the test cluster, with helm's own
+// helm3Command returns a command of the Helm 3 CLI against the test cluster, with helm's own
 // state in a directory of the test, in a process group of its own (so a kill stops its children).
-func helmCommand(t *testing.T, name string, args ...string) *exec.Cmd {
+func helm3Command(t *testing.T, args ...string) *exec.Cmd {
 	t.Helper()
 	home := t.TempDir()
-	cmd := exec.Command(helmCLI(t, name), args...)
+	cmd := exec.Command(helmCLI(t, "helm3"), args...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+acctest.Kubeconfig(), "HELM_CACHE_HOME="+filepath.Join(home, "cache"),
 		"HELM_CONFIG_HOME="+filepath.Join(home, "config"), "HELM_DATA_HOME="+filepath.Join(home, "data"))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -54,7 +54,7 @@ func TestAccStorageBackend_foreignPendingRelease(t *testing.T) {
 	t.Parallel() // after the serial tests, with the others that mostly wait; holds the Longhorn lock
 	g := newGuard(t)
 	// Nothing provisions the internal claim's class, so helm waits (up to its 10 minutes).
-	install := helmCommand(t, "helm3", "install", "longhorn", "longhorn", "--repo", g.repo, "--version", "1.8.1",
+	install := helm3Command(t, "install", "longhorn", "longhorn", "--repo", g.repo, "--version", "1.8.1",
 		"--namespace", g.ns, "--create-namespace", "--wait", "--timeout", "10m",
 		"--set", "fixture.className="+g.class, "--set", "persistence.defaultClass=false",
 		"--set", "fixture.internalClaimClass="+acctest.RandomName("acc-none"))
@@ -130,7 +130,7 @@ func TestAccStorageBackend_foreignPendingRelease(t *testing.T) {
 func TestAccStorageBackend_foreignPendingUpgrade(t *testing.T) {
 	t.Parallel() // as foreignPendingRelease
 	g := newGuard(t)
-	helmCmd := func(args ...string) *exec.Cmd { return helmCommand(t, "helm3", args...) }
+	helmCmd := func(args ...string) *exec.Cmd { return helm3Command(t, args...) }
 	config := g.longhorn(true, "", "")
 	var out strings.Builder
 	var done chan struct{}

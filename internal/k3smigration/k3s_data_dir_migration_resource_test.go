@@ -225,7 +225,7 @@ func TestAccK3sDataDirMigration_startFailsRollsBack(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		Steps: []resource.TestStep{
 			{
-				Config:      migrationConfig(s, nodeName, target, ""),
+				Config: migrationConfig(s, nodeName, target, ""),
 				// Whether the stand-in's k3s wrote to the target before its start failed is a matter of
 				// timing: the rollback then copies that back first, and says so (seen under tofu).
 				ExpectError: regexp.MustCompile(`(?s)step "start" failed.*Rolled\s+back:.*runs\s+again\s+on.*nothing\s+was\s+lost`),
