@@ -790,3 +790,43 @@ func TestIntegrationRecoverPendingUpgrade(t *testing.T) {
 		t.Fatalf("after marking failed: %v %v", st, err)
 	}
 }
+
+// TestIntegrationUpgradeTakesBackEditedFields: a release installed server-side whose Deployment a
+// person changed with `kubectl edit` (another field manager now owns spec.replicas) upgrades
+// without a field-manager conflict, and the upgrade puts the chart's value back: the
+// configuration wins, as an apply should.
+func TestIntegrationUpgradeTakesBackEditedFields(t *testing.T) {
+	k := needCluster(t)
+	ctx := context.Background()
+	rel := helm.Release{
+		Name: "openebs", Namespace: k.ns, CreateNamespace: true,
+		Chart:  k.chart(t, "openebs", "4.0.1"),
+		Values: k.openebs(t, map[string]any{"engines.local.lvm.enabled": false, "engines.local.zfs.enabled": false}, ""),
+		Wait:   true, Timeout: 2 * time.Minute,
+	}
+	if _, err := k.c.Install(ctx, rel); err != nil {
+		t.Fatal(err)
+	}
+	deployments := k.cs.AppsV1().Deployments(k.ns)
+	name := "openebs-localpv-provisioner"
+	d, err := deployments.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	zero := int32(0)
+	d.Spec.Replicas = &zero
+	if _, err := deployments.Update(ctx, d, metav1.UpdateOptions{FieldManager: "kubectl-edit"}); err != nil {
+		t.Fatal(err)
+	}
+	rel.Values = k.openebs(t, map[string]any{"engines.local.lvm.enabled": false, "engines.local.zfs.enabled": false, "localpv-provisioner.localpv.resources.requests.cpu": "11m"}, "")
+	if _, err := k.c.Upgrade(ctx, rel); err != nil {
+		t.Fatalf("upgrade after kubectl edit: %v", err)
+	}
+	d, err = deployments.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Spec.Replicas == nil || *d.Spec.Replicas != 1 {
+		t.Errorf("replicas after the upgrade: %v, want the chart's 1", d.Spec.Replicas)
+	}
+}

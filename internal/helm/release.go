@@ -194,6 +194,10 @@ func (c *Client) Upgrade(ctx context.Context, rel Release) (*Status, error) {
 	// by this provider before it moved to Helm 4) is upgraded client-side, as Helm 4's CLI does,
 	// so its objects' field managers do not conflict.
 	act.ServerSideApply = "auto"
+	// A field another manager took (`kubectl edit`, `kubectl scale`) goes back to the chart's
+	// value: the configuration wins, as an apply should. Without it a server-side upgrade, and
+	// then its rollback, fails on the conflict (TestIntegrationUpgradeTakesBackEditedFields).
+	act.ForceConflicts = true
 	act.ResetValues = true
 	act.MaxHistory = rel.MaxHistory
 	act.Description = rel.Description
@@ -438,6 +442,7 @@ func (c *Client) Recover(ctx context.Context, name, namespace string, timeout ti
 		rb.WaitForJobs = true
 		rb.Timeout = timeout
 		rb.CleanupOnFail = true
+		rb.ForceConflicts = true // as Upgrade
 		rb.MaxHistory = maxHistory
 		if err := rb.Run(name); err != nil {
 			return "", fmt.Errorf("rolling release %s/%s back from %s revision %d to revision %d: %w", namespace, name, stuck, last.Version, deployed.Version, err)
