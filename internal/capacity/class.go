@@ -260,3 +260,10 @@ func listOrNone(names []string) string {
 	}
 	return strings.Join(names, ", ")
 }
+
+// ReadClass reads what the cluster says StorageClass name can still provision: its
+// CSIStorageCapacity objects and, for a kubernetes.io/no-provisioner class, its Available
+// volumes per node. clusterstorage_volume_migration checks the room on its target with it.
+func ReadClass(ctx context.Context, client kubernetes.Interface, name string) (ClassCapacity, error) {
+	return readClass(ctx, client, name)
+}

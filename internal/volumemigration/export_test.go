@@ -1,9 +1,6 @@
 package volumemigration
 
-import (
-	"context"
-	"time"
-)
+import "context"
 
 // RunKilledAfterScaleDown runs a migration that stops as a killed provider would, right after
 // the owners were scaled down and that was recorded on the claim.
@@ -23,10 +20,3 @@ func RunKilledAfterClaimDeleted(ctx context.Context, m *Migrator) error {
 
 // ErrKilled is what such a run returns.
 var ErrKilled = errKilled
-
-// ShortenUnschedulable makes a copy pod count as unschedulable after d, until the test ends.
-func ShortenUnschedulable(t interface{ Cleanup(func()) }, d time.Duration) {
-	old := unschedulableFor
-	unschedulableFor = d
-	t.Cleanup(func() { unschedulableFor = old })
-}

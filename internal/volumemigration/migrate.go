@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/capacity"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/volumes"
 )
@@ -156,12 +157,55 @@ func (m *Migrator) Observe(ctx context.Context) (planInput, error) {
 		}
 	}
 	sort.Strings(in.Classes)
+	if in.Class != nil && in.Claim != nil && in.Progress.Phase == phaseNone {
+		if err := m.observeRoom(ctx, &in); err != nil {
+			return in, err
+		}
+	}
 	inv, err := volumes.Scan(ctx, m.Client, m.Spec.Namespace)
 	if err != nil {
 		return in, fmt.Errorf("namespace %s: %w", m.Spec.Namespace, err)
 	}
 	in.Workloads = inv.Mounting(m.Spec.Namespace, m.Spec.Claim)
 	return in, nil
+}
+
+// observeRoom reads what the target class can still provision, how much the new volume needs,
+// and the node of a local source volume.
+func (m *Migrator) observeRoom(ctx context.Context, in *planInput) error {
+	room, err := capacity.ReadClass(ctx, m.Client, m.Spec.StorageClass)
+	if err != nil {
+		return fmt.Errorf("reading the room on StorageClass %s: %w", m.Spec.StorageClass, err)
+	}
+	in.Room = &room
+	size := sourceSize(in.Claim)
+	if m.Spec.Size != nil {
+		size = *m.Spec.Size
+	}
+	in.Needed = size.Value()
+	if name := in.Claim.Spec.VolumeName; name != "" {
+		pv, err := m.Client.CoreV1().PersistentVolumes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil && !kube.IsNotFound(err) {
+			return fmt.Errorf("reading the source volume %s: %w", name, err)
+		}
+		if err == nil {
+			in.SourceNode = m.nodeNamed(ctx, volumes.Node(pv))
+		}
+	}
+	return nil
+}
+
+// nodeNamed is the name of the node whose kubernetes.io/hostname label is hostname ("" when
+// none, or hostname is "").
+func (m *Migrator) nodeNamed(ctx context.Context, hostname string) string {
+	if hostname == "" {
+		return ""
+	}
+	nodes, err := m.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: volumes.HostnameLabel + "=" + hostname})
+	if err != nil || len(nodes.Items) != 1 {
+		return ""
+	}
+	return nodes.Items[0].Name
 }
 
 // volumeProgress finds the progress recorded on a volume for this claim (from the swap on).

@@ -7,7 +7,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/capacity"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/volumes"
 )
 
@@ -31,6 +33,12 @@ type planInput struct {
 	Class     *storagev1.StorageClass
 	Classes   []string
 	Workloads []volumes.Workload
+	// Room is what the cluster says the target class can still provision (nil: not read);
+	// Needed the bytes the new volume asks for; SourceNode the node the source volume lives on
+	// ("" when any node can mount it).
+	Room       *capacity.ClassCapacity
+	Needed     int64
+	SourceNode string
 }
 
 // scalable are the workload kinds the migration can stop and start again.
@@ -75,7 +83,46 @@ func checkPlan(in planInput) []problem {
 			"There is nothing to move: the claim's storageClassName is already " + in.StorageClass + "."})
 	}
 	out = append(out, checkWorkloads(ref, in.Workloads)...)
+	if p := checkRoom(in); p != nil {
+		out = append(out, *p)
+	}
 	return out
+}
+
+// checkRoom refuses a target class that the cluster says cannot hold the new volume: a class of
+// static volumes without an Available volume as large (on the source volume's node, for a local
+// source: the copy pod mounts both), or CSI capacity below it. Classes that publish nothing pass.
+func checkRoom(in planInput) *problem {
+	r := in.Room
+	if r == nil || in.Needed <= 0 {
+		return nil
+	}
+	need := resource.NewQuantity(in.Needed, resource.BinarySI).String()
+	if a := r.Available; a != nil {
+		stats, where := *a, ""
+		if in.SourceNode != "" {
+			stats, where = r.AvailableByNode[in.SourceNode], " on node "+in.SourceNode+", where the source volume is (the copy pod mounts both)"
+		}
+		if stats.LargestBytes < in.Needed {
+			return &problem{"storage_class", "StorageClass " + r.Name + " has no room for the claim",
+				fmt.Sprintf("It is a class of static volumes (%s) and has no Available volume of at least %s%s: %d Available, the largest %s. "+
+					"Make a volume of that size for it (clusterstorage_local_pv), or set size.", r.Provisioner, need, where, stats.Count,
+					resource.NewQuantity(stats.LargestBytes, resource.BinarySI).String())}
+		}
+	}
+	if c := r.CSI; c != nil {
+		if c.MaximumVolumeSizeBytes != nil && *c.MaximumVolumeSizeBytes < in.Needed {
+			return &problem{"storage_class", "StorageClass " + r.Name + " has no room for the claim",
+				fmt.Sprintf("Its driver publishes a largest volume of %s (CSIStorageCapacity maximumVolumeSize), less than the %s the new volume needs.",
+					resource.NewQuantity(*c.MaximumVolumeSizeBytes, resource.BinarySI).String(), need)}
+		}
+		if c.CapacityBytes < in.Needed {
+			return &problem{"storage_class", "StorageClass " + r.Name + " has no room for the claim",
+				fmt.Sprintf("Its driver publishes %s free in all (CSIStorageCapacity), less than the %s the new volume needs.",
+					resource.NewQuantity(c.CapacityBytes, resource.BinarySI).String(), need)}
+		}
+	}
+	return nil
 }
 
 func classMissing(in planInput) problem {

@@ -8,6 +8,7 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/capacity"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/volumes"
 )
 
@@ -117,5 +118,39 @@ func TestTargetClaimName(t *testing.T) {
 	}
 	if targetClaimName(c) != name {
 		t.Error("not deterministic")
+	}
+}
+
+func TestCheckRoom(t *testing.T) {
+	const mi = int64(1 << 20)
+	static := func(largest int64, byNode map[string]capacity.VolumeStats) *capacity.ClassCapacity {
+		return &capacity.ClassCapacity{Name: "local", Provisioner: capacity.NoProvisioner,
+			Available: &capacity.VolumeStats{Count: 1, TotalBytes: largest, LargestBytes: largest}, AvailableByNode: byNode}
+	}
+	maxSize := 10 * mi
+	for name, c := range map[string]struct {
+		room       *capacity.ClassCapacity
+		sourceNode string
+		want       string
+	}{
+		"unknown":           {room: nil},
+		"dynamic, silent":   {room: &capacity.ClassCapacity{Name: "openebs-hostpath", Provisioner: "openebs.io/local"}},
+		"static, fits":      {room: static(64*mi, nil)},
+		"static, too small": {room: static(32*mi, nil), want: "no Available volume of at least 64Mi: 1 Available, the largest 32Mi"},
+		"static, on node":   {room: static(64*mi, map[string]capacity.VolumeStats{"n1": {Count: 1, LargestBytes: 64 * mi}}), sourceNode: "n1"},
+		"static, elsewhere": {room: static(64*mi, map[string]capacity.VolumeStats{"n2": {Count: 1, LargestBytes: 64 * mi}}), sourceNode: "n1", want: "on node n1, where the source volume is"},
+		"csi, fits":         {room: &capacity.ClassCapacity{Name: "c", CSI: &capacity.CSICapacity{CapacityBytes: 100 * mi}}},
+		"csi, full":         {room: &capacity.ClassCapacity{Name: "c", CSI: &capacity.CSICapacity{CapacityBytes: 10 * mi}}, want: "publishes 10Mi free in all"},
+		"csi, max size":     {room: &capacity.ClassCapacity{Name: "c", CSI: &capacity.CSICapacity{CapacityBytes: 100 * mi, MaximumVolumeSizeBytes: &maxSize}}, want: "largest volume of 10Mi"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := checkRoom(planInput{Room: c.room, Needed: 64 * mi, SourceNode: c.sourceNode})
+			switch {
+			case c.want == "" && p != nil:
+				t.Errorf("refused: %v", p)
+			case c.want != "" && (p == nil || !strings.Contains(p.Error(), c.want)):
+				t.Errorf("got %v, want a problem containing %q", p, c.want)
+			}
+		})
 	}
 }

@@ -340,6 +340,12 @@ data "clusterstorage_volumes" "test" {
 				ExpectError: acctest.ErrorWords("Pod debug mounts it and has no owner that could start it again"),
 			},
 			{
+				// The target class's one Available volume is 64Mi.
+				Config:      strings.Replace(f.config("data", f.target), "host_network      = true", "host_network      = true\n  size              = \"1Gi\"", 1),
+				PlanOnly:    true,
+				ExpectError: acctest.ErrorWords("has no Available volume of at least 1Gi on node " + f.node + ", where the source volume is"),
+			},
+			{
 				Config:      f.config("data", "no-such-class"),
 				PlanOnly:    true,
 				ExpectError: acctest.ErrorWords(`The cluster has no StorageClass "no-such-class"`),
@@ -521,21 +527,21 @@ func testResume(t *testing.T, kill func(context.Context, *volumemigration.Migrat
 }
 
 // TestAccVolumeMigration_rollback: a ReadWriteOncePod claim (no copy while the workload runs: it
-// is stopped first) moved to a class with no volume free: the copy pod is unschedulable, the
-// apply fails with the pod's scheduling events, and everything is put back: the writer runs
-// again at its replica count, on its claim, on the source volume, no record on the claim, no
-// temporary claim left.
+// is stopped first) moved with a copy image the node does not have: the copy pod cannot start,
+// the apply fails saying so, and everything is put back: the writer runs again at its replica
+// count, on its claim, on the source volume, no record on the claim, no temporary claim left.
 func TestAccVolumeMigration_rollback(t *testing.T) {
 	f := newFixture(t)
-	volumemigration.ShortenUnschedulable(t, 5*time.Second)
 	src := f.volumeWith(t, acctest.RandomName("migration-src"), f.source, corev1.ReadWriteOncePod)
+	f.volumeWith(t, acctest.RandomName("migration-dst"), f.target, corev1.ReadWriteOncePod)
 	f.claimWith(t, "data", corev1.ReadWriteOncePod)
 	f.writer(t, "writer", "data", src)
+	config := strings.Replace(f.config("data", f.target), rsyncImage, "localhost/clusterstorage/no-such-image:1", 1)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		Steps: []resource.TestStep{{
-			Config:      f.config("data", f.target),
-			ExpectError: acctest.ErrorRegexp(`cannot be scheduled: .*didn't find available persistent volumes to bind.* Events of pod .* Everything was put back`),
+			Config:      config,
+			ExpectError: acctest.ErrorRegexp(`the copy container cannot start: ErrImageNeverPull.* Everything was put back`),
 		}},
 	})
 	ctx := context.Background()
