@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/helm"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/importmark"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/providerdata"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/tfconv"
 )
@@ -28,7 +29,6 @@ var (
 )
 
 const (
-	privateImported = "imported"
 	// privateDrift holds why the live release differs from state (set by Read, used by ModifyPlan).
 	privateDrift = "drift"
 
@@ -288,7 +288,7 @@ func (r *Resource) Read(ctx context.Context, req resource.ReadRequest, resp *res
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	imported, diags := req.Private.GetKey(ctx, privateImported)
+	imported, diags := importmark.FirstRead(ctx, req.Private, resp.Private)
 	resp.Diagnostics.Append(diags...)
 	hc, _, diags := r.clients(ctx)
 	resp.Diagnostics.Append(diags...)
@@ -306,7 +306,7 @@ func (r *Resource) Read(ctx context.Context, req resource.ReadRequest, resp *res
 		state.Namespace, state.ReleaseName = types.StringValue(ns), types.StringValue(name)
 	}
 	ns, name := state.Namespace.ValueString(), state.ReleaseName.ValueString()
-	if imported != nil {
+	if imported {
 		if dyn, err := r.data.Kube.Dynamic(); err == nil {
 			resp.Diagnostics.Append(helmControllerGuard(ctx, dyn, spec{Namespace: ns, ReleaseName: name}, "importing")...)
 			if resp.Diagnostics.HasError() {
@@ -316,7 +316,7 @@ func (r *Resource) Read(ctx context.Context, req resource.ReadRequest, resp *res
 	}
 	st, err := hc.Get(name, ns)
 	if errors.Is(err, helm.ErrNotFound) {
-		if imported != nil {
+		if imported {
 			resp.Diagnostics.AddError("Cannot import storage backend "+ns+"/"+name,
 				"There is no Helm release "+name+" in namespace "+ns+" (`helm list -n "+ns+"` lists what there is). Check the id: <namespace>/<release_name>.")
 			return
@@ -329,7 +329,7 @@ func (r *Resource) Read(ctx context.Context, req resource.ReadRequest, resp *res
 		resp.Diagnostics.AddError("Reading Helm release "+ns+"/"+name+" failed", readFailure(ns, err))
 		return
 	}
-	if imported != nil {
+	if imported {
 		if err := state.adopt(st); err != nil {
 			resp.Diagnostics.AddError("Cannot import storage backend "+ns+"/"+name, err.Error())
 			return
@@ -346,7 +346,7 @@ func (r *Resource) Read(ctx context.Context, req resource.ReadRequest, resp *res
 	if st.Status != "deployed" {
 		drift = append(drift, fmt.Sprintf("the release is %s at revision %d (%s).", st.Status, st.Revision, st.Description))
 	}
-	if want, err := state.spec().valuesFor(st.ChartVersion); err == nil && imported == nil && !sameValues(want, st.Values) {
+	if want, err := state.spec().valuesFor(st.ChartVersion); err == nil && !imported && !sameValues(want, st.Values) {
 		drift = append(drift, fmt.Sprintf("the values of revision %d differ from the configuration (keys: %s).",
 			st.Revision, strings.ReplaceAll(valuesDiff(want, st.Values), "\n", " ")))
 	}
@@ -358,9 +358,6 @@ func (r *Resource) Read(ctx context.Context, req resource.ReadRequest, resp *res
 	}
 	resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateDrift, msg)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
-	if imported != nil {
-		resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateImported, nil)...)
-	}
 }
 
 // Update upgrades the release (rolled back when waiting and it fails).
@@ -533,7 +530,7 @@ func (r *Resource) ImportState(ctx context.Context, req resource.ImportStateRequ
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("namespace"), ns)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("release_name"), name)...)
-	resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateImported, []byte(`true`))...)
+	resp.Diagnostics.Append(importmark.Mark(ctx, resp.Private)...)
 }
 
 // clients returns a Helm client on the provider's cluster that logs to tflog and marks the
