@@ -121,7 +121,8 @@ var engines = map[string]engine{
 			{Minor: "4.0", Newest: "4.0.1", Dependencies: openebsDeps40, Keys: openebsKeys40},
 			{Minor: "4.1", Newest: "4.1.3", Dependencies: openebsDeps40, Keys: openebsKeys40},
 			{Minor: "4.2", Newest: "4.2.0", Dependencies: openebsDeps40, Keys: openebsKeys40},
-			// 4.3.x is left out: no 4.3 chart could be read to verify its keys.
+			// No 4.3 chart could be read to verify its keys: 4.3.x is installed with 4.2's layout
+			// once its archive is checked (layoutFor, verifyChart), as 4.5 and later are with 4.4's.
 			{Minor: "4.4", Newest: "4.4.0", Dependencies: openebsDeps44, Keys: openebsKeys44},
 		},
 	},
@@ -272,24 +273,50 @@ func (e engine) supportedText() string {
 	return strings.Join(parts, ", ")
 }
 
-// rangeFor returns the supported range version falls in, or an error that names the supported
-// ranges.
+// rangeFor returns the range whose value layout a chart version is installed with (layoutFor),
+// or an error that names the supported versions.
 func (e engine) rangeFor(version string) (chartRange, error) {
+	r, _, err := e.layoutFor(version)
+	return r, err
+}
+
+// layoutFor returns the range whose value layout a chart version is installed with: the range
+// the version falls in (verified), or, for a minor the table does not list within a major it
+// does, newer than the major's oldest listed minor, the nearest listed range below it (not
+// verified: prepare checks the chart archive against that layout before anything is installed,
+// verifyChart). Older minors and other majors are refused.
+func (e engine) layoutFor(version string) (r chartRange, verified bool, err error) {
 	v, err := semver.NewVersion(version)
 	if err != nil {
-		return chartRange{}, fmt.Errorf("%s chart version %q is not a semantic version", e.Name, version)
+		return chartRange{}, false, fmt.Errorf("%s chart version %q is not a semantic version", e.Name, version)
 	}
-	for _, r := range e.Ranges {
+	var below *chartRange
+	for i, r := range e.Ranges {
 		c, err := semver.NewConstraint(r.constraint())
 		if err != nil {
-			return chartRange{}, err
+			return chartRange{}, false, err
 		}
 		if c.Check(v) {
-			return r, nil
+			return r, true, nil
+		}
+		if m := semver.MustParse(r.Minor + ".0"); m.Major() == v.Major() && m.LessThan(v) {
+			below = &e.Ranges[i]
 		}
 	}
-	return chartRange{}, fmt.Errorf("%s chart version %s is not supported: the provider maps its typed settings onto the value keys of %s charts %s, "+
-		"each checked against the real chart. Choose a supported version (default: %s)", e.Name, version, e.Name, e.supportedText(), e.Version)
+	if below != nil && v.Prerelease() == "" {
+		return *below, false, nil
+	}
+	return chartRange{}, false, fmt.Errorf("%s chart version %s is not supported: the provider maps its typed settings onto the value keys of %s charts %s, "+
+		"each checked against the real chart, and of later releases of the same major version whose chart has one of those layouts (checked at install). "+
+		"Choose a supported version (default: %s)", e.Name, version, e.Name, e.supportedText(), e.Version)
+}
+
+// unverifiedText says, for a version the table does not list, which layout it is installed with.
+func (e engine) unverifiedText(version string, r chartRange) string {
+	return fmt.Sprintf("%s chart %s is newer than the %s charts the provider's value keys were verified against (%s). "+
+		"It is installed with the value layout of %s.x (verified at %s) once its Chart.yaml and values.yaml, read from the chart archive at apply, "+
+		"have every value key and subchart condition the provider writes; a chart that moved one is refused before anything is installed.",
+		e.Name, version, e.Name, e.supportedText(), r.Minor, r.Newest)
 }
 
 // upgradeCheck refuses a version change the chart cannot make in one upgrade (the engine's

@@ -232,10 +232,10 @@ func TestOpenEBSValuesPerRange(t *testing.T) {
 func TestUnsupportedVersionsAndSettings(t *testing.T) {
 	for _, tc := range []struct{ typ, version, want string }{
 		{typeOpenEBS, "3.10.0", "openebs chart version 3.10.0 is not supported"},
-		{typeOpenEBS, "4.3.2", "4.0.x, 4.1.x, 4.2.x, 4.4.x"},
-		{typeOpenEBS, "4.5.0", "default: 4.4.0"},
+		{typeOpenEBS, "5.0.0", "4.0.x, 4.1.x, 4.2.x, 4.4.x"},
+		{typeOpenEBS, "4.6.0-rc.1", "default: 4.4.0"},
 		{typeLonghorn, "1.6.2", "longhorn chart version 1.6.2 is not supported"},
-		{typeLonghorn, "1.13.0", "1.7.x, 1.8.x, 1.9.x, 1.10.x, 1.11.x, 1.12.x"},
+		{typeLonghorn, "2.0.0", "1.7.x, 1.8.x, 1.9.x, 1.10.x, 1.11.x, 1.12.x"},
 		{typeLonghorn, "latest", "is not a semantic version"},
 	} {
 		s := spec{Type: tc.typ, OpenEBS: defaultOpenEBSSettings(), Longhorn: defaultLonghornSettings()}
@@ -347,4 +347,31 @@ func expand(t *testing.T, typed map[string]any) map[string]any {
 		t.Fatalf("%v is not a map after a JSON round trip", out)
 	}
 	return m
+}
+
+// TestLayoutFor: a version of a listed minor is verified; a later minor of the same major (and
+// one between listed minors) follows the nearest listed layout below it, unverified; older minors,
+// other majors and pre-releases of unlisted minors are refused.
+func TestLayoutFor(t *testing.T) {
+	for _, tc := range []struct {
+		typ, version, minor string
+		verified            bool
+	}{
+		{typeOpenEBS, "4.4.0", "4.4", true},
+		{typeOpenEBS, "4.1.2", "4.1", true},
+		{typeOpenEBS, "4.3.1", "4.2", false},
+		{typeOpenEBS, "4.6.0", "4.4", false},
+		{typeLonghorn, "1.12.5", "1.12", true},
+		{typeLonghorn, "1.13.0", "1.12", false},
+	} {
+		r, verified, err := engines[tc.typ].layoutFor(tc.version)
+		if err != nil || r.Minor != tc.minor || verified != tc.verified {
+			t.Errorf("%s %s: layout %s verified %t (%v), want %s %t", tc.typ, tc.version, r.Minor, verified, err, tc.minor, tc.verified)
+		}
+	}
+	for _, v := range []string{"3.10.0", "5.0.0", "4.6.0-rc.1"} {
+		if r, _, err := engines[typeOpenEBS].layoutFor(v); err == nil {
+			t.Errorf("openebs %s: accepted with the layout of %s", v, r.Minor)
+		}
+	}
 }

@@ -1,5 +1,7 @@
 package backend
 
+import chart "helm.sh/helm/v4/pkg/chart/v2"
+
 // Exports of engines.go's table for the external tests (fixtures_test.go, which needs acctest
 // and so cannot be in this package).
 
@@ -43,3 +45,16 @@ func TableNewest() map[string][]string {
 
 // LookupPath walks a dotted value path in a values tree.
 var LookupPath = lookupPath
+
+// ChartValue is the default of a dotted value key as an install of the chart sees it.
+var ChartValue = chartValue
+
+// VerifyChart checks a chart against the layout its version is installed with (verifyChart):
+// the layout's minor, whether the version is verified, and the differences.
+func VerifyChart(engineName string, ch *chart.Chart) (minor string, verified bool, problems []string, err error) {
+	r, verified, err := engines[engineName].layoutFor(ch.Metadata.Version)
+	if err != nil {
+		return "", false, nil, err
+	}
+	return r.Minor, verified, verifyChart(ch, r), nil
+}

@@ -10,6 +10,7 @@ import (
 
 	chart "helm.sh/helm/v4/pkg/chart/v2"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/acctest"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/backend"
@@ -50,7 +51,7 @@ func TestFixturesMatchTable(t *testing.T) {
 				t.Errorf("%s: dependencies %v, table %v", name, got, r.Dependencies)
 			}
 			for key, def := range r.Defaults {
-				v, ok := chartDefault(rel, key)
+				v, ok := backend.ChartValue(rel, key)
 				if !ok {
 					t.Errorf("%s: no value %s", name, key)
 					continue
@@ -94,20 +95,85 @@ func fixtureDependencies(ch *chart.Chart, r backend.TableRange) map[string]strin
 	return out
 }
 
-// chartDefault is the default of a dotted value key as an install sees it: the chart's own
-// values first, then, for a key below a subchart's name, that subchart's.
-func chartDefault(ch *chart.Chart, key string) (any, bool) {
-	if v, ok := backend.LookupPath(ch.Values, key); ok {
-		return v, true
-	}
-	head, rest, ok := strings.Cut(key, ".")
-	if !ok {
-		return nil, false
-	}
-	for _, sub := range ch.Dependencies() {
-		if sub.Name() == head {
-			return chartDefault(sub, rest)
+// TestVerifyChart: every fixture release has the value layout its version is installed with
+// (the acceptance fixtures and the backend's own), and a chart whose Mayastor toggle moved, or
+// that lost a value key, is refused with each difference named.
+func TestVerifyChart(t *testing.T) {
+	for _, dir := range []string{acctest.ChartsDir(), filepath.Join("testdata", "charts")} {
+		for _, ch := range loadFixtureReleases(t, dir) {
+			_, _, problems, err := backend.VerifyChart(ch.Name(), ch)
+			if err != nil || len(problems) > 0 {
+				t.Errorf("%s %s: %v %v", ch.Name(), ch.Metadata.Version, err, problems)
+			}
 		}
 	}
-	return nil, false
+
+	moved, err := loader.LoadDir(filepath.Join(movedToggleChart(t, "4.9.1"), "openebs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	minor, verified, problems, err := backend.VerifyChart("openebs", moved)
+	want := []string{"subchart mayastor has the condition `mayastor.enabled`, the layout `engines.replicated.mayastor.enabled`"}
+	if err != nil || minor != "4.4" || verified || !reflect.DeepEqual(problems, want) {
+		t.Errorf("moved toggle: layout %s verified %t problems %q (%v), want 4.4, false, %q", minor, verified, problems, err, want)
+	}
+
+	lost, err := loader.LoadDir(filepath.Join(acctest.ChartsDir(), "openebs-4.4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	delete(lost.Values["engines"].(map[string]any)["local"].(map[string]any), "lvm")
+	_, _, problems, _ = backend.VerifyChart("openebs", lost)
+	if want := []string{"no value engines.local.lvm.enabled in values.yaml"}; !reflect.DeepEqual(problems, want) {
+		t.Errorf("lost key: problems %q, want %q", problems, want)
+	}
+}
+
+// loadFixtureReleases loads every chart directory under dir, once per release it serves.
+func loadFixtureReleases(t *testing.T, dir string) []*chart.Chart {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*chart.Chart
+	for _, d := range entries {
+		if !d.IsDir() {
+			continue
+		}
+		ch, err := loader.LoadDir(filepath.Join(dir, d.Name()))
+		if err != nil {
+			t.Fatalf("%s: %v", d.Name(), err)
+		}
+		out = append(out, acctest.FixtureReleases(ch)...)
+	}
+	return out
+}
+
+// movedToggleChart writes, into a new directory of charts it returns, the OpenEBS 4.4 fixture as
+// one release, version, whose Mayastor toggle moved (the dependency's condition is
+// `mayastor.enabled`): a future chart that changed a key the provider writes.
+func movedToggleChart(t *testing.T, version string) string {
+	t.Helper()
+	ch, err := loader.LoadDir(filepath.Join(acctest.ChartsDir(), "openebs-4.4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := *ch.Metadata
+	md.Version, md.AppVersion = version, version
+	md.Annotations = map[string]string{acctest.AnnotationFixtureVersions: version}
+	md.Dependencies = nil
+	for _, d := range ch.Metadata.Dependencies {
+		d := *d
+		if d.Name == "mayastor" {
+			d.Condition = "mayastor.enabled"
+		}
+		md.Dependencies = append(md.Dependencies, &d)
+	}
+	ch.Metadata = &md
+	dir := t.TempDir()
+	if err := chartutil.SaveDir(ch, dir); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }

@@ -50,7 +50,9 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 			"Releases the provider installs carry the Helm release labels `clusterstorage.io/managed-by`, `clusterstorage.io/operation-timeout` " +
 			"and `clusterstorage.io/revision` (`helm get metadata`).\n\n" +
 			fmt.Sprintf("Supported chart versions: Longhorn %s (default `%s`); OpenEBS %s (default `%s`), each checked against the real chart's "+
-				"values and dependencies. Longhorn upgrades one minor version at a time: a version that skips a minor, or a downgrade, is refused at plan "+
+				"values and dependencies; a later minor of the same major version (OpenEBS 4.5 or 4.6, Longhorn 1.13) is installed with the layout of the "+
+				"nearest verified minor below it, with a warning, once the chart archive in hand has every value key and subchart condition the provider "+
+				"writes (else it is refused at apply, before anything is installed). Longhorn upgrades one minor version at a time: a version that skips a minor, or a downgrade, is refused at plan "+
 				"with the path to take. OpenEBS upgrades to any later 4.x version in one step and never downgrades (refused at plan).", lh.supportedText(), lh.Version, oe.supportedText(), oe.Version),
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
@@ -75,7 +77,8 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 			"version": schema.StringAttribute{
 				Optional: true, Computed: true,
 				MarkdownDescription: fmt.Sprintf("Chart version: an exact version or a constraint such as `~4.4` (default: `%s` for Longhorn, `%s` for OpenEBS). "+
-					"Accepted: Longhorn %s; OpenEBS %s (a version outside these is refused at plan). A Longhorn upgrade must go from one minor "+
+					"Verified: Longhorn %s; OpenEBS %s. A later minor of the same major version is accepted with a warning and checked against its "+
+					"chart archive at apply (every value key and subchart condition the provider writes); older versions and other major versions are refused at plan. A Longhorn upgrade must go from one minor "+
 					"to the next (1.8 to 1.9, not 1.8 to 1.10) and never down: the plan names each intermediate version to apply in turn. "+
 					"An OpenEBS upgrade may skip minors (as Mayastor's upgrade job allows) but never goes down. "+
 					"`chart_version` reports the version installed.", lh.Version, oe.Version, lh.supportedText(), oe.supportedText()),
