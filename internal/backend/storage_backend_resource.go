@@ -24,6 +24,7 @@ import (
 var (
 	_ resource.ResourceWithConfigure      = &Resource{}
 	_ resource.ResourceWithImportState    = &Resource{}
+	_ resource.ResourceWithMoveState      = &Resource{}
 	_ resource.ResourceWithModifyPlan     = &Resource{}
 	_ resource.ResourceWithValidateConfig = &Resource{}
 )
@@ -539,6 +540,23 @@ func (r *Resource) ImportState(ctx context.Context, req resource.ImportStateRequ
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("namespace"), ns)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("release_name"), name)...)
 	resp.Diagnostics.Append(importmark.Mark(ctx, resp.Private)...)
+}
+
+// MoveState takes over a hashicorp/helm `helm_release` with a `moved` block: the release it
+// names is imported (by `<namespace>/<name>`) and adopted as an import block adopts it; nothing is
+// uninstalled or upgraded by the move.
+func (r *Resource) MoveState(context.Context) []resource.StateMover {
+	return importmark.StateMovers(r, importmark.Source{Provider: "hashicorp/helm", Type: "helm_release", ID: func(state map[string]any) (string, error) {
+		name, err := importmark.StringAt(state, "name")
+		if err != nil {
+			return "", err
+		}
+		ns, err := importmark.StringAt(state, "namespace")
+		if err != nil {
+			ns = "default" // helm_release's own default
+		}
+		return ns + "/" + name, nil
+	}})
 }
 
 // clients returns a Helm client on the provider's cluster that logs to tflog and marks the

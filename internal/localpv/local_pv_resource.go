@@ -32,6 +32,7 @@ import (
 var (
 	_ resource.ResourceWithConfigure      = &Resource{}
 	_ resource.ResourceWithImportState    = &Resource{}
+	_ resource.ResourceWithMoveState      = &Resource{}
 	_ resource.ResourceWithModifyPlan     = &Resource{}
 	_ resource.ResourceWithValidateConfig = &Resource{}
 )
@@ -404,6 +405,16 @@ func (r *Resource) Delete(ctx context.Context, req resource.DeleteRequest, resp 
 		}
 		resp.Diagnostics.AddError("Removing "+dirPath+" on "+nodeName+" failed", "The volume was deleted, but its directory was not: "+err.Error())
 	}
+}
+
+// MoveState takes over a hashicorp/kubernetes `kubernetes_persistent_volume_v1` or `kubernetes_persistent_volume` with a `moved` block: the volume its
+// metadata names is imported and adopted as an import block adopts it; nothing in the cluster changes.
+func (r *Resource) MoveState(context.Context) []resource.StateMover {
+	name := func(state map[string]any) (string, error) { return importmark.StringAt(state, "metadata", "name") }
+	return importmark.StateMovers(r,
+		importmark.Source{Provider: "hashicorp/kubernetes", Type: "kubernetes_persistent_volume_v1", ID: name},
+		importmark.Source{Provider: "hashicorp/kubernetes", Type: "kubernetes_persistent_volume", ID: name},
+	)
 }
 
 // ImportState imports a volume by name; node and path come from the volume.

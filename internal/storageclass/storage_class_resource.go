@@ -23,6 +23,7 @@ import (
 var (
 	_ resource.ResourceWithConfigure   = &Resource{}
 	_ resource.ResourceWithImportState = &Resource{}
+	_ resource.ResourceWithMoveState   = &Resource{}
 )
 
 // NewResource returns the clusterstorage_storage_class resource.
@@ -165,6 +166,16 @@ func (r *Resource) Delete(ctx context.Context, req resource.DeleteRequest, resp 
 		return
 	}
 	r.data.StorageClasses.Forget(name)
+}
+
+// MoveState takes over a hashicorp/kubernetes `kubernetes_storage_class_v1` or `kubernetes_storage_class` with a `moved` block: the class its
+// metadata names is imported and adopted as an import block adopts it; nothing in the cluster changes.
+func (r *Resource) MoveState(context.Context) []resource.StateMover {
+	name := func(state map[string]any) (string, error) { return importmark.StringAt(state, "metadata", "name") }
+	return importmark.StateMovers(r,
+		importmark.Source{Provider: "hashicorp/kubernetes", Type: "kubernetes_storage_class_v1", ID: name},
+		importmark.Source{Provider: "hashicorp/kubernetes", Type: "kubernetes_storage_class", ID: name},
+	)
 }
 
 // ImportState imports a class by name, adopting all its labels and annotations.
