@@ -8,9 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hashicorp/terraform-plugin-framework/datasource"
-	"github.com/hashicorp/terraform-plugin-framework/provider"
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listplanmodifier"
@@ -18,7 +15,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	tfresource "github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
@@ -41,44 +37,13 @@ var helmReleaseFacts = struct {
 	OptionalWithValue []string
 }{SchemaVersion: 2, Required: []string{"name", "chart"}, OptionalWithValue: []string{"namespace"}}
 
-// factoriesWithHelm are the provider factories with the stand-in for hashicorp/helm beside this
-// provider.
-func factoriesWithHelm(t *testing.T) map[string]func() (tfprotov6.ProviderServer, error) {
-	out := map[string]func() (tfprotov6.ProviderServer, error){
-		"helm": providerserver.NewProtocol6WithError(&standInHelm{t: t}),
-	}
-	for name, f := range acctest.ProviderFactories {
-		out[name] = f
-	}
-	return out
-}
-
-// standInHelm stands in for hashicorp/helm with its helm_release resource, as far as the tests of
-// moving a release into this provider need it: the same type name, schema version and the
-// attributes a move reads, and a release made as hashicorp/helm makes it (Helm 3: the Helm 3.21
-// CLI installs it, with --wait; uninstall on destroy). What differs from the real resource: only
-// name, namespace, repository, chart, version and values exist, and every change replaces the
-// release (the real one upgrades it in place); no provider configuration (KUBECONFIG of the
-// tests); no metadata block.
-type standInHelm struct{ t *testing.T }
-
-func (p *standInHelm) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
-	resp.TypeName = "helm"
-}
-
-func (p *standInHelm) Schema(context.Context, provider.SchemaRequest, *provider.SchemaResponse) {}
-
-func (p *standInHelm) Configure(context.Context, provider.ConfigureRequest, *provider.ConfigureResponse) {
-}
-
-func (p *standInHelm) DataSources(context.Context) []func() datasource.DataSource { return nil }
-
-func (p *standInHelm) Resources(context.Context) []func() resource.Resource {
-	return []func() resource.Resource{func() resource.Resource { return &standInRelease{t: p.t} }}
-}
-
-var _ provider.Provider = &standInHelm{}
-
+// standInRelease stands in for hashicorp/helm's helm_release, as far as the tests of moving a
+// release into this provider need it: the same type name, schema version and the attributes a
+// move reads, and a release made as hashicorp/helm makes it (Helm 3: the Helm 3.21 CLI installs
+// it, with --wait; uninstall on destroy). What differs from the real resource: only name,
+// namespace, repository, chart, version and values exist, and every change replaces the release
+// (the real one upgrades it in place); no provider configuration (KUBECONFIG of the tests); no
+// metadata block.
 type standInRelease struct{ t *testing.T }
 
 type standInReleaseModel struct {
@@ -225,7 +190,7 @@ moved {
 	tfresource.Test(t, tfresource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		TerraformVersionChecks:   []tfversion.TerraformVersionCheck{tfversion.SkipBelow(tfversion.Version1_8_0)},
-		ProtoV6ProviderFactories: factoriesWithHelm(t),
+		ProtoV6ProviderFactories: acctest.FactoriesWith("helm", func() resource.Resource { return &standInRelease{t: t} }),
 		CheckDestroy:             f.checkReleaseGone("openebs"),
 		Steps: []tfresource.TestStep{
 			{
