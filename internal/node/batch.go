@@ -112,9 +112,14 @@ func (b *batch) run(h *Host, kind batchKind) {
 		out, err := h.RunShort(h.pool.ctx, Script(batchScripts[kind], args...))
 		var records [][]byte
 		if err == nil {
+			// Each item's record ends in a NUL. What follows the last one belongs to no item: in a
+			// session of its own (runAlone), the login shell's stderr comes after the script's
+			// stdout (a node's ~/.bashrc that prints, as pyenv's rehash did in CI), so it is left out.
 			records = bytes.Split(out, []byte{0})
-			if len(records) != len(calls)+1 || len(records[len(calls)]) != 0 {
+			if len(records) != len(calls)+1 {
 				err = fmt.Errorf("unexpected output for %d items: %q", len(calls), out)
+			} else if trailing := records[len(calls)]; len(trailing) != 0 {
+				h.pool.log(h.pool.ctx, "SSH batch command printed after its last item; ignored", map[string]any{"host": h.String(), "output": string(trailing)})
 			}
 		}
 		for i, c := range calls {
