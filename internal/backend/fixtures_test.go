@@ -122,7 +122,12 @@ func TestVerifyChart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	delete(lost.Values["engines"].(map[string]any)["local"].(map[string]any), "lvm")
+	engines, _ := lost.Values["engines"].(map[string]any)
+	local, ok := engines["local"].(map[string]any)
+	if !ok {
+		t.Fatalf("the 4.4 fixture has no engines.local: %v", lost.Values["engines"])
+	}
+	delete(local, "lvm")
 	_, _, problems, _ = backend.VerifyChart("openebs", lost)
 	if want := []string{"no value engines.local.lvm.enabled in values.yaml"}; !reflect.DeepEqual(problems, want) {
 		t.Errorf("lost key: problems %q, want %q", problems, want)

@@ -194,15 +194,17 @@ func (c *Client) Upgrade(ctx context.Context, rel Release) (*Status, error) {
 	// by this provider before it moved to Helm 4) is upgraded client-side, as Helm 4's CLI does,
 	// so its objects' field managers do not conflict.
 	act.ServerSideApply = "auto"
-	// A field another manager took (`kubectl edit`, `kubectl scale`) goes back to the chart's
-	// value: the configuration wins, as an apply should. Without it a server-side upgrade, and
-	// then its rollback, fails on the conflict (TestIntegrationUpgradeTakesBackEditedFields).
-	act.ForceConflicts = true
 	act.ResetValues = true
 	act.MaxHistory = rel.MaxHistory
 	act.Description = rel.Description
 	if last, err := lastRelease(cfg, rel.Name); err == nil {
 		act.Labels = c.labels(act.Timeout, last.Version+1)
+		// A field another manager took (`kubectl edit`, `kubectl scale`) goes back to the chart's
+		// value: the configuration wins, as an apply should. Without it a server-side upgrade,
+		// and then its rollback, fails on the conflict (TestIntegrationUpgradeTakesBackEditedFields).
+		// Only for a server-side upgrade: Helm refuses the option with client-side apply, which
+		// "auto" keeps for a release made client-side (TestAccStorageBackend_movedFromHelmRelease).
+		act.ForceConflicts = serverSide(last)
 	}
 	c.log("helm upgrade %s in namespace %s: chart %s %s (wait=%t, timeout=%s)", rel.Name, rel.Namespace, rel.Chart.Metadata.Name, rel.Chart.Metadata.Version, rel.Wait, act.Timeout)
 	r, err := AsRelease(act.RunWithContext(ctx, rel.Name, rel.Chart, copyValues(rel.Values)))
@@ -442,7 +444,7 @@ func (c *Client) Recover(ctx context.Context, name, namespace string, timeout ti
 		rb.WaitForJobs = true
 		rb.Timeout = timeout
 		rb.CleanupOnFail = true
-		rb.ForceConflicts = true // as Upgrade
+		rb.ForceConflicts = serverSide(last) // as Upgrade: the rollback applies as the last revision did
 		rb.MaxHistory = maxHistory
 		if err := rb.Run(name); err != nil {
 			return "", fmt.Errorf("rolling release %s/%s back from %s revision %d to revision %d: %w", namespace, name, stuck, last.Version, deployed.Version, err)
@@ -497,6 +499,12 @@ func AsRelease(r ri.Releaser, err error) (*release.Release, error) {
 }
 
 // lastRelease is the latest stored revision of release name.
+// serverSide reports whether Helm's "auto" applies the next revision after r server-side: when
+// r was applied so (Helm 4's install; never a release Helm 3 made).
+func serverSide(r *release.Release) bool {
+	return r.ApplyMethod == string(release.ApplyMethodServerSideApply)
+}
+
 func lastRelease(cfg *action.Configuration, name string) (*release.Release, error) {
 	return AsRelease(cfg.Releases.Last(name))
 }
