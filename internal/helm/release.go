@@ -242,7 +242,14 @@ func (c *Client) Uninstall(ctx context.Context, name, namespace string, opts Uni
 		return err
 	}
 	act := action.NewUninstall(cfg)
+	// The wait for the deleted objects polls (Helm's legacy waiter) instead of watching: Helm
+	// 4.3.2's watcher once returned, under load, while a Deployment deleted in the foreground was
+	// still Terminating, failing a destroy that then completed (TestAccStorageBackend_unverifiedVersion
+	// under tofu). Installs and upgrades keep the watcher.
 	act.WaitStrategy = waitStrategy(opts.Wait)
+	if opts.Wait {
+		act.WaitStrategy = kube.LegacyStrategy
+	}
 	act.Timeout = opts.Timeout
 	if act.Timeout <= 0 {
 		act.Timeout = DefaultTimeout
