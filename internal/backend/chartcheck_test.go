@@ -16,15 +16,15 @@ import (
 )
 
 // TestAccStorageBackend_unverifiedVersion: an OpenEBS chart newer than the verified table is
-// installed when its archive has the value layout of the newest verified minor (4.9.0, which the
-// 4.4 fixture also serves), and a chart whose Mayastor toggle moved (4.9.1, movedToggleChart) is
+// installed when its archive has the value layout of the newest verified minor (4.9.0, a copy of
+// the 4.4 fixture), and a chart whose Mayastor toggle moved (4.9.1, fixtureCopy) is
 // refused at apply before Helm is called: on install nothing is installed; on upgrade the release
 // stays at its revision and the state at 4.9.0.
 func TestAccStorageBackend_unverifiedVersion(t *testing.T) {
 	f := newFixture(t)
 	settings := fmt.Sprintf("    hostpath_class_name = %q", acctest.RandomName("acc-hostpath"))
-	movedRepo := acctest.StartChartRepo(t, movedToggleChart(t, "4.9.1"))
-	moved := strings.Replace(f.openebs("4.9.1", settings, ""), f.repo, movedRepo, 1)
+	later := strings.Replace(f.openebs("4.9.0", settings, ""), f.repo, acctest.StartChartRepo(t, fixtureCopy(t, "4.9.0", false)), 1)
+	moved := strings.Replace(f.openebs("4.9.1", settings, ""), f.repo, acctest.StartChartRepo(t, fixtureCopy(t, "4.9.1", true)), 1)
 	refusal := acctest.ErrorWords("subchart mayastor has the condition `mayastor.enabled`, the layout `engines.replicated.mayastor.enabled`")
 	at := func(revision int) func() {
 		return func() {
@@ -45,14 +45,14 @@ func TestAccStorageBackend_unverifiedVersion(t *testing.T) {
 			{Config: moved, ExpectError: refusal},
 			{
 				PreConfig: at(0),
-				Config:    f.openebs("4.9.0", settings, ""),
+				Config:    later,
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("chart_version"), knownvalue.StringExact("4.9.0")),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("revision"), knownvalue.Int64Exact(1)),
 				},
 			},
 			{Config: moved, ExpectError: refusal},
-			{PreConfig: at(1), Config: f.openebs("4.9.0", settings, ""), PlanOnly: true},
+			{PreConfig: at(1), Config: later, PlanOnly: true},
 		},
 	})
 }

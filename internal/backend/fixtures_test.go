@@ -108,7 +108,7 @@ func TestVerifyChart(t *testing.T) {
 		}
 	}
 
-	moved, err := loader.LoadDir(filepath.Join(movedToggleChart(t, "4.9.1"), "openebs"))
+	moved, err := loader.LoadDir(filepath.Join(fixtureCopy(t, "4.9.1", true), "openebs"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,10 +155,11 @@ func loadFixtureReleases(t *testing.T, dir string) []*chart.Chart {
 	return out
 }
 
-// movedToggleChart writes, into a new directory of charts it returns, the OpenEBS 4.4 fixture as
-// one release, version, whose Mayastor toggle moved (the dependency's condition is
-// `mayastor.enabled`): a future chart that changed a key the provider writes.
-func movedToggleChart(t *testing.T, version string) string {
+// fixtureCopy writes, into a new directory of charts it returns, the OpenEBS 4.4 fixture as one
+// release, version (a version beyond the table), with its Mayastor toggle moved when moved is set
+// (the dependency's condition is then `mayastor.enabled`: a future chart that changed a key the
+// provider writes).
+func fixtureCopy(t *testing.T, version string, moved bool) string {
 	t.Helper()
 	ch, err := loader.LoadDir(filepath.Join(acctest.ChartsDir(), "openebs-4.4"))
 	if err != nil {
@@ -170,7 +171,7 @@ func movedToggleChart(t *testing.T, version string) string {
 	md.Dependencies = nil
 	for _, d := range ch.Metadata.Dependencies {
 		d := *d
-		if d.Name == "mayastor" {
+		if moved && d.Name == "mayastor" {
 			d.Condition = "mayastor.enabled"
 		}
 		md.Dependencies = append(md.Dependencies, &d)
