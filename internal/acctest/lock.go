@@ -2,7 +2,6 @@ package acctest
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/rest"
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
@@ -53,39 +53,67 @@ const (
 func LockCluster(t testing.TB, client kubernetes.Interface, name string) {
 	t.Helper()
 	leases := client.CoordinationV1().Leases(lockNamespace)
-	holder := RandomName("holder")
 	leaseName := "clusterstorage-acc-" + name
-	seconds := int32(lockDuration / time.Second)
-	ctx := context.Background()
+	holder := RandomName("holder")
 	var uid types.UID
-	err := kube.Poll(ctx, time.Second, lockWait, "cluster lock "+name, func(ctx context.Context) (bool, string, error) {
-		now := metav1.NewMicroTime(time.Now())
-		lease, err := leases.Create(ctx, &coordinationv1.Lease{
-			ObjectMeta: metav1.ObjectMeta{Name: leaseName},
-			Spec:       coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &seconds, AcquireTime: &now, RenewTime: &now},
-		}, metav1.CreateOptions{})
-		if err == nil {
-			uid = lease.UID
-			return true, "", nil
-		}
-		if !apierrors.IsAlreadyExists(err) {
-			return kube.KeepPolling(err)
-		}
-		held, err := leases.Get(ctx, leaseName, metav1.GetOptions{})
+	err := kube.Poll(context.Background(), time.Second, lockWait, "cluster lock "+name, func(ctx context.Context) (bool, string, error) {
+		var heldBy string
+		var err error
+		uid, heldBy, err = takeLease(ctx, leases, leaseName, holder, nil)
 		if err != nil {
 			return kube.KeepPolling(err)
 		}
-		if held.Spec.RenewTime != nil && time.Since(held.Spec.RenewTime.Time) > lockDuration {
-			// Expired: its holder died. Delete exactly that one and try again.
-			_ = leases.Delete(ctx, leaseName, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &held.UID, ResourceVersion: &held.ResourceVersion}})
-			return false, "taking over an expired lock", nil
-		}
-		return false, fmt.Sprintf("held by %s", deref(held.Spec.HolderIdentity)), nil
+		return uid != "", heldBy, nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("holding cluster lock %s", name)
+	keepLease(t, leases, leaseName, uid)
+}
+
+// takeLease creates the Lease name for holder and returns its UID; when another holder has it,
+// it returns "" and who holds it. A Lease whose holder stopped renewing it (it died) is deleted,
+// exactly that one, so that the next try can take it.
+func takeLease(ctx context.Context, leases coordinationv1client.LeaseInterface, name, holder string, labels map[string]string) (types.UID, string, error) {
+	seconds := int32(lockDuration / time.Second)
+	now := metav1.NewMicroTime(time.Now())
+	lease, err := leases.Create(ctx, &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+		Spec:       coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &seconds, AcquireTime: &now, RenewTime: &now},
+	}, metav1.CreateOptions{})
+	if err == nil {
+		return lease.UID, "", nil
+	}
+	if !apierrors.IsAlreadyExists(err) {
+		return "", "", err
+	}
+	held, err := leases.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return "", "", err
+	}
+	if expired(held) {
+		deleteExpired(ctx, leases, held)
+		return "", "taking over an expired lock", nil
+	}
+	return "", "held by " + deref(held.Spec.HolderIdentity), nil
+}
+
+// expired: the Lease's holder has not renewed it for lockDuration, so it died.
+func expired(lease *coordinationv1.Lease) bool {
+	return lease.Spec.RenewTime != nil && time.Since(lease.Spec.RenewTime.Time) > lockDuration
+}
+
+// deleteExpired deletes exactly that version of an expired Lease (a holder that renewed it in
+// the meantime keeps it).
+func deleteExpired(ctx context.Context, leases coordinationv1client.LeaseInterface, lease *coordinationv1.Lease) {
+	_ = leases.Delete(ctx, lease.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &lease.UID, ResourceVersion: &lease.ResourceVersion}})
+}
+
+// keepLease renews the Lease (of that UID) while the test runs and deletes it at its end.
+func keepLease(t testing.TB, leases coordinationv1client.LeaseInterface, name string, uid types.UID) {
+	t.Helper()
+	ctx := context.Background()
 	stop := make(chan struct{})
 	done := make(chan struct{})
 	go func() {
@@ -97,7 +125,7 @@ func LockCluster(t testing.TB, client kubernetes.Interface, name string) {
 			case <-stop:
 				return
 			case <-tick.C:
-				lease, err := leases.Get(ctx, leaseName, metav1.GetOptions{})
+				lease, err := leases.Get(ctx, name, metav1.GetOptions{})
 				if err != nil || lease.UID != uid {
 					continue
 				}
@@ -110,8 +138,8 @@ func LockCluster(t testing.TB, client kubernetes.Interface, name string) {
 	t.Cleanup(func() {
 		close(stop)
 		<-done
-		if err := leases.Delete(ctx, leaseName, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}); err != nil && !apierrors.IsNotFound(err) {
-			t.Logf("releasing cluster lock %s: %v", name, err)
+		if err := leases.Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}); err != nil && !apierrors.IsNotFound(err) {
+			t.Logf("releasing lease %s: %v", name, err)
 		}
 	})
 }

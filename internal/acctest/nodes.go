@@ -60,6 +60,8 @@ type clusterNodes struct {
 	Nodes      []ClusterNode `json:"nodes"`
 
 	pool *node.Pool
+	// alone: the test holds the nodes alone (RequireNodesAlone), so it may power one off.
+	alone bool
 }
 
 // NodesFile returns the path of the nodes file the tests use (it may not exist).
@@ -101,8 +103,21 @@ func Nodes(t testing.TB) []ClusterNode {
 // RequireNodes returns the cluster's nodes when it has at least n, each with its own sshd, after
 // checking that each is Ready. With fewer it skips the test, or fails it when the CI environment
 // variable is set: CI runs the multi-node cluster (CLUSTER_NODES=3), so a missing node there is a
-// broken test bed, not a reason to skip.
+// broken test bed, not a reason to skip. The test holds the nodes shared (nodelock.go): no test
+// powers one off while it runs.
 func RequireNodes(t testing.TB, n int) []ClusterNode {
+	t.Helper()
+	return requireNodes(t, n, false)
+}
+
+// RequireNodesAlone is RequireNodes for a test that powers a node off or stops its kubelet: it
+// holds the nodes alone, waiting for the tests that hold them to end.
+func RequireNodesAlone(t testing.TB, n int) []ClusterNode {
+	t.Helper()
+	return requireNodes(t, n, true)
+}
+
+func requireNodes(t testing.TB, n int, alone bool) []ClusterNode {
 	t.Helper()
 	nodes := Nodes(t)
 	if len(nodes) < n {
@@ -114,26 +129,38 @@ func RequireNodes(t testing.TB, n int) []ClusterNode {
 		t.Skip(msg)
 	}
 	client := Kube(t)
+	if alone {
+		holdNodesAlone(t, client)
+		nodes[0].cluster.alone = true
+	} else {
+		holdNodesShared(t, client)
+	}
 	for _, nd := range nodes {
-		got, err := client.CoreV1().Nodes().Get(context.Background(), nd.Name, metav1.GetOptions{})
+		// A node that the test which held the nodes before this one powered off may still be
+		// coming back.
+		err := kube.Poll(context.Background(), 200*time.Millisecond, time.Minute, "node "+nd.Name+" to be Ready", func(ctx context.Context) (bool, string, error) {
+			got, err := client.CoreV1().Nodes().Get(ctx, nd.Name, metav1.GetOptions{})
+			if err != nil {
+				return kube.KeepPolling(err)
+			}
+			return nodeReady(got), "not Ready", nil
+		})
 		if err != nil {
 			t.Fatalf("node %s of the nodes file: %v", nd.Name, err)
-		}
-		if !nodeReady(got) {
-			t.Fatalf("node %s is not Ready", nd.Name)
 		}
 	}
 	return nodes
 }
 
 // RequireK3sNode returns the cluster's k3s-shaped node (tools/kube/cluster.sh makes node 3 one by
-// default), after RequireNodes's checks. Without one it skips the test, or fails it when the CI
-// environment variable is set.
+// default), after RequireNodes's checks, holding the nodes alone: the test stops k3s and with it
+// the node's kubelet. Without one it skips the test, or fails it when the CI environment variable
+// is set.
 func RequireK3sNode(t testing.TB) ClusterNode {
 	t.Helper()
 	for _, n := range Nodes(t) {
 		if n.K3s {
-			RequireNodes(t, 1)
+			RequireNodesAlone(t, 1)
 			return n
 		}
 	}
@@ -274,18 +301,31 @@ func (n ClusterNode) Exists(t testing.TB, path string) bool {
 
 // PowerOff powers the machine node off (its kubelet, containerd, sshd and pods stop at once, as
 // on a real node losing power after a clean shutdown; its disks are kept). Only for machine
-// nodes.
+// nodes, in a test that holds the nodes alone (RequireNodesAlone).
 func (n ClusterNode) PowerOff(t testing.TB) {
 	t.Helper()
+	if n.cluster == nil || !n.cluster.alone {
+		t.Fatalf("powering node %s off needs the nodes held alone (acctest.RequireNodesAlone): a concurrent test may be using it", n.Name)
+	}
 	n.nodeTool(t, "down")
 }
 
-// PowerOn boots the machine node again and waits until its Node is Ready.
+// PowerOn boots the machine node again and waits until its kubelet has renewed the node's Lease
+// (kube-node-lease) since and the Node is Ready: a Node that was off for less than the node
+// monitor's grace period never stopped being Ready.
 func (n ClusterNode) PowerOn(t testing.TB) {
 	t.Helper()
+	since := time.Now()
 	n.nodeTool(t, "up")
 	client := Kube(t)
 	err := kube.Poll(context.Background(), 200*time.Millisecond, 2*time.Minute, "node "+n.Name+" to be Ready", func(ctx context.Context) (bool, string, error) {
+		lease, err := client.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, n.Name, metav1.GetOptions{})
+		if err != nil {
+			return kube.KeepPolling(err)
+		}
+		if lease.Spec.RenewTime == nil || lease.Spec.RenewTime.Before(&metav1.MicroTime{Time: since}) {
+			return false, "its kubelet has not renewed its Lease since it was powered on", nil
+		}
 		got, err := client.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
 		if err != nil {
 			return kube.KeepPolling(err)

@@ -148,7 +148,7 @@ func writeOnNode(t *testing.T, client kubernetes.Interface, class string, want a
 // state, nothing of node 2's volume exists; once node 2 is back the next apply creates only the
 // missing volume, and then nothing is left to do.
 func TestAccLocalPV_nodePoweredOff(t *testing.T) {
-	nodes := acctest.RequireNodes(t, 2)
+	nodes := acctest.RequireNodesAlone(t, 2)
 	first, second := nodes[0], nodes[1]
 	if second.MachineDir == "" {
 		t.Fatalf("node %s is not a machine of its own in %s", second.Name, acctest.NodesFile())
