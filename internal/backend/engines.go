@@ -5,12 +5,14 @@ import (
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
+
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/capacity"
 )
 
-// Backend types.
+// Backend types, the names the capacity data source reads them by.
 const (
-	typeLonghorn = "longhorn"
-	typeOpenEBS  = "openebs"
+	typeLonghorn = capacity.BackendLonghorn
+	typeOpenEBS  = capacity.BackendOpenEBS
 )
 
 // engine is what the resource knows about one backend type: where its chart comes from by

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/helm"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/tfconv"
 )
 
@@ -315,7 +316,7 @@ func valuesDiff(want, live map[string]any) string {
 }
 
 // observed writes what the cluster says about the release into the model.
-func (m *model) observed(st *helm.Status, fp *helm.Footprint, classes []string) {
+func (m *model) observed(st *helm.Status, fp *kube.Footprint, classes []string) {
 	m.ID = types.StringValue(st.Namespace + "/" + st.Name)
 	m.Namespace = types.StringValue(st.Namespace)
 	m.ReleaseName = types.StringValue(st.Name)
@@ -334,7 +335,7 @@ func (m *model) observed(st *helm.Status, fp *helm.Footprint, classes []string) 
 	}
 }
 
-func footprintValue(fp *helm.Footprint) types.Object {
+func footprintValue(fp *kube.Footprint) types.Object {
 	usage := types.Int64Null()
 	if fp.MemoryUsageKnown {
 		usage = types.Int64Value(fp.MemoryUsageBytes)

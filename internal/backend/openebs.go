@@ -1,6 +1,10 @@
 package backend
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/capacity"
+)
 
 // openebsSettings are the typed settings of an OpenEBS install.
 type openebsSettings struct {
@@ -16,7 +20,7 @@ type openebsSettings struct {
 }
 
 const (
-	defaultHostpathBasePath  = "/var/openebs/local"
+	defaultHostpathBasePath  = capacity.OpenEBSDefaultBasePath
 	defaultHostpathClassName = "openebs-hostpath"
 )
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/helm"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/importmark"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/providerdata"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/tfconv"
 )
@@ -636,7 +637,7 @@ func observe(ctx context.Context, hc *helm.Client, m *model, st *helm.Status) di
 		diags.AddWarning("Reading the manifest of Helm release "+st.Namespace+"/"+st.Name+" failed",
 			"storage_classes stays empty until it can be read: "+err.Error()+". See `helm get manifest "+st.Name+" -n "+st.Namespace+"`.")
 	}
-	var fp *helm.Footprint
+	var fp *kube.Footprint
 	if st.Status == "deployed" {
 		var err error
 		fp, err = hc.ReleaseFootprint(ctx, st)

@@ -14,7 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/fio"
-	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/helm"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/providerdata"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/tfconv"
 )
@@ -143,7 +143,7 @@ func (d *ComparisonDataSource) Read(ctx context.Context, req datasource.ReadRequ
 		m.Order = append(m.Order, names)
 	}
 
-	metricsAPI := helm.MetricsAPIServed(client)
+	metricsAPI := kube.MetricsAPIServed(client)
 	ms := make([]measured, 0, len(targets))
 	for _, t := range targets {
 		rs := results[t.Name]
@@ -185,14 +185,14 @@ func backendMemory(ctx context.Context, client kubernetes.Interface, namespace s
 		diags.AddAttributeWarning(at, "Backend memory not read", fmt.Sprintf("Listing the pods of namespace %q failed: %v", namespace, err))
 		return nil, diags
 	}
-	fp := helm.SumPods(list.Items)
+	fp := kube.SumPods(list.Items)
 	use := &memoryUse{Namespace: namespace, Pods: fp.Pods, RequestsBytes: fp.MemoryRequestsBytes}
 	if fp.Pods == 0 {
 		diags.AddAttributeWarning(at, "No backend pods", fmt.Sprintf("Namespace %q has no running pods: no memory is counted for this target.", namespace))
-		use.UsageKnown = helm.MetricsAPIServed(client)
+		use.UsageKnown = kube.MetricsAPIServed(client)
 		return use, diags
 	}
-	use.UsageBytes, use.UsageKnown, err = helm.PodsMemoryUsage(ctx, client, list.Items)
+	use.UsageBytes, use.UsageKnown, err = kube.PodsMemoryUsage(ctx, client, list.Items)
 	if err != nil {
 		diags.AddAttributeWarning(at, "Backend memory usage not read", fmt.Sprintf("Reading the metrics of the pods of namespace %q failed: %v", namespace, err))
 	}
