@@ -98,7 +98,8 @@ func StartMachine(t testing.TB, spec MachineSpec) *Machine {
 	known := filepath.Join(dir, "known_hosts")
 	writeFile(t, known, fmt.Sprintf("[%s]:%d %s %s\n", address, port, fields[0], fields[1]), 0o600)
 
-	c := &clusterNodes{SSHUser: "root", SSHPrivateKey: keyPath, SSHKnownHosts: known, NodeTool: tool}
+	// The machine is the test's own, no other test uses it: the test holds it alone.
+	c := &clusterNodes{SSHUser: "root", SSHPrivateKey: keyPath, SSHKnownHosts: known, NodeTool: tool, alone: true}
 	c.pool = newNodePool(t)
 	m := &Machine{Dir: machineDir, ClusterNode: ClusterNode{
 		Name: name, Address: address, SSHHost: address, SSHPort: port, MachineDir: machineDir, cluster: c,
