@@ -231,11 +231,7 @@ func (r *Resource) Create(ctx context.Context, req resource.CreateRequest, resp 
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	plan.withDefaults()
-	s := plan.spec()
-	timeout, diags := plan.Timeouts.Create(ctx, defaultCreateTimeout)
-	resp.Diagnostics.Append(diags...)
-	hc, client, diags := r.clients(ctx)
+	s, timeout, hc, client, diags := r.begin(ctx, &plan, plan.Timeouts.Create, defaultCreateTimeout)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -378,11 +374,7 @@ func (r *Resource) Update(ctx context.Context, req resource.UpdateRequest, resp 
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	plan.withDefaults()
-	s := plan.spec()
-	timeout, diags := plan.Timeouts.Update(ctx, defaultUpdateTimeout)
-	resp.Diagnostics.Append(diags...)
-	hc, client, diags := r.clients(ctx)
+	s, timeout, hc, client, diags := r.begin(ctx, &plan, plan.Timeouts.Update, defaultUpdateTimeout)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -558,6 +550,17 @@ func (r *Resource) MoveState(context.Context) []resource.StateMover {
 		}
 		return ns + "/" + name, nil
 	}})
+}
+
+// begin is how Create and Update start: the plan with its defaults filled in, as a spec; the
+// operation's timeout (timeouts is the plan's Timeouts.Create or Timeouts.Update, def its
+// default); and the clients.
+func (r *Resource) begin(ctx context.Context, plan *model, timeouts func(context.Context, time.Duration) (time.Duration, diag.Diagnostics), def time.Duration) (spec, time.Duration, *helm.Client, kubernetes.Interface, diag.Diagnostics) {
+	plan.withDefaults()
+	timeout, diags := timeouts(ctx, def)
+	hc, client, more := r.clients(ctx)
+	diags.Append(more...)
+	return plan.spec(), timeout, hc, client, diags
 }
 
 // clients returns a Helm client on the provider's cluster that logs to tflog and marks the
