@@ -60,25 +60,8 @@ func (m *move) preflight(ctx context.Context) (preflightInfo, error) {
 		return info, err
 	}
 	kv := parseKV(res.Stdout)
-	switch first(kv, "source") {
-	case "dir":
-	case "symlink":
-		return info, fmt.Errorf("%s is a symbolic link to %s, not a directory: it looks migrated already", from, first(kv, "source_link"))
-	case "missing":
-		return info, fmt.Errorf("%s does not exist on the node", from)
-	default:
-		return info, fmt.Errorf("%s is not a directory", from)
-	}
-	info.sourceReal = first(kv, "source_real")
-	if !contains(kv["layout"], "server") && !contains(kv["layout"], "agent") {
-		return info, fmt.Errorf("%s does not look like a k3s data directory (it has neither server/ nor agent/)", from)
-	}
-	if tools := kv["missing_tool"]; len(tools) > 0 {
-		return info, fmt.Errorf("the node lacks %s: install it (Debian/Ubuntu: apt-get install rsync util-linux coreutils)", strings.Join(tools, ", "))
-	}
-	info.sourceMount = first(kv, "source_mountpoint") == "yes"
-	if info.sourceMount && m.toTarget && m.spec.Method != MethodConfig {
-		return info, fmt.Errorf("%s is itself a mount point, so it cannot be renamed: use switch_method = \"config\", or move the mount instead", from)
+	if err := m.checkSource(kv, &info); err != nil {
+		return info, err
 	}
 	info.targetReal = first(kv, "target_real")
 	info.targetExisting = first(kv, "target_existing")
@@ -90,28 +73,9 @@ func (m *move) preflight(ctx context.Context) (preflightInfo, error) {
 		return info, err
 	}
 
-	resume := false
-	switch first(kv, "target") {
-	case "missing", "empty":
-	case "nonempty":
-		marker := first(kv, "target_marker")
-		switch {
-		case marker == "":
-			return info, fmt.Errorf("%s is not empty: the target must be absent or empty (or hold an unfinished copy of %s)", to, from)
-		case first(kv, "target_marker_state") == "complete":
-			return info, fmt.Errorf("%s holds a finished migration of %s (its %s says complete): k3s ran on it, so it may hold data %s does not. "+
-				"Nothing was copied. If k3s uses it, import the migration (terraform import) instead of migrating again; "+
-				"if you reverted to the original on purpose, move %s away first", to, marker, MarkerName, from, to)
-		case marker != info.sourceReal:
-			return info, fmt.Errorf("%s is not empty: it holds an unfinished copy of %s, not of %s (%s): the target must be absent or empty, or hold an unfinished copy of the same source",
-				to, marker, from, info.sourceReal)
-		}
-		resume = true
-		tflog.Info(ctx, "the target holds an unfinished copy from an earlier attempt: it is brought up to date", map[string]any{"target": to})
-	case "symlink":
-		return info, fmt.Errorf("%s is a symbolic link: name the directory itself", to)
-	default:
-		return info, fmt.Errorf("%s exists and is not a directory", to)
+	resume, err := m.checkTarget(ctx, kv, info)
+	if err != nil {
+		return info, err
 	}
 	look := parseLook(res.Stdout, []string{info.targetReal})
 	if len(look.procs.procs) > 0 {
@@ -138,10 +102,74 @@ func (m *move) preflight(ctx context.Context) (preflightInfo, error) {
 	if err := checkTargetMount(look.table, info.targetExisting, to); err != nil {
 		return info, err
 	}
+	return info, m.checkRoom(ctx, kv, info, resume, res.Stdout)
+}
+
+// checkSource refuses a source that is not a k3s data directory this migration can move: a
+// symbolic link (migrated already), missing, without server/ or agent/, on a node that lacks the
+// tools, or a mount point that a rename cannot move.
+func (m *move) checkSource(kv map[string][]string, info *preflightInfo) error {
+	from := m.from
+	switch first(kv, "source") {
+	case "dir":
+	case "symlink":
+		return fmt.Errorf("%s is a symbolic link to %s, not a directory: it looks migrated already", from, first(kv, "source_link"))
+	case "missing":
+		return fmt.Errorf("%s does not exist on the node", from)
+	default:
+		return fmt.Errorf("%s is not a directory", from)
+	}
+	info.sourceReal = first(kv, "source_real")
+	if !contains(kv["layout"], "server") && !contains(kv["layout"], "agent") {
+		return fmt.Errorf("%s does not look like a k3s data directory (it has neither server/ nor agent/)", from)
+	}
+	if tools := kv["missing_tool"]; len(tools) > 0 {
+		return fmt.Errorf("the node lacks %s: install it (Debian/Ubuntu: apt-get install rsync util-linux coreutils)", strings.Join(tools, ", "))
+	}
+	info.sourceMount = first(kv, "source_mountpoint") == "yes"
+	if info.sourceMount && m.toTarget && m.spec.Method != MethodConfig {
+		return fmt.Errorf("%s is itself a mount point, so it cannot be renamed: use switch_method = \"config\", or move the mount instead", from)
+	}
+	return nil
+}
+
+// checkTarget refuses a target that is not absent or empty, unless it holds an unfinished copy
+// of the same source (resume: the copy is brought up to date).
+func (m *move) checkTarget(ctx context.Context, kv map[string][]string, info preflightInfo) (resume bool, err error) {
+	from, to := m.from, m.dest
+	switch first(kv, "target") {
+	case "missing", "empty":
+	case "nonempty":
+		marker := first(kv, "target_marker")
+		switch {
+		case marker == "":
+			return false, fmt.Errorf("%s is not empty: the target must be absent or empty (or hold an unfinished copy of %s)", to, from)
+		case first(kv, "target_marker_state") == "complete":
+			return false, fmt.Errorf("%s holds a finished migration of %s (its %s says complete): k3s ran on it, so it may hold data %s does not. "+
+				"Nothing was copied. If k3s uses it, import the migration (terraform import) instead of migrating again; "+
+				"if you reverted to the original on purpose, move %s away first", to, marker, MarkerName, from, to)
+		case marker != info.sourceReal:
+			return false, fmt.Errorf("%s is not empty: it holds an unfinished copy of %s, not of %s (%s): the target must be absent or empty, or hold an unfinished copy of the same source",
+				to, marker, from, info.sourceReal)
+		}
+		resume = true
+		tflog.Info(ctx, "the target holds an unfinished copy from an earlier attempt: it is brought up to date", map[string]any{"target": to})
+	case "symlink":
+		return false, fmt.Errorf("%s is a symbolic link: name the directory itself", to)
+	default:
+		return false, fmt.Errorf("%s exists and is not a directory", to)
+	}
+	return resume, nil
+}
+
+// checkRoom refuses a target filesystem without room for the data (less what an unfinished copy
+// holds already), the margin and, when measured, fio's file.
+func (m *move) checkRoom(ctx context.Context, kv map[string][]string, info preflightInfo, resume bool, stdout []byte) error {
+	from, to := m.from, m.dest
 	used, err1 := strconv.ParseInt(first(kv, "source_used"), 10, 64)
 	apparent, err2 := strconv.ParseInt(first(kv, "source_apparent"), 10, 64)
 	if err := errors.Join(err1, err2); err != nil {
-		return info, fmt.Errorf("reading the size of %s: %w (output %q)", from, err, firstLines(string(res.Stdout), 20))
+		return fmt.Errorf("reading the size of %s: %w (output %q)", from, err, firstLines(string(stdout), 20))
 	}
 	data := max(used, apparent)
 	var partial int64
@@ -153,12 +181,12 @@ func (m *move) preflight(ctx context.Context) (preflightInfo, error) {
 	if m.spec.MeasureWrite {
 		spec, err := measureSpec()
 		if err != nil {
-			return info, err
+			return err
 		}
 		need += fio.SpaceBytes(spec)
 	}
 	tflog.Info(ctx, "k3s data dir migration: preflight", map[string]any{
-		"service": service, "source": from, "source_filesystem": info.sourceFS.String(), "target": to,
+		"service": m.service, "source": from, "source_filesystem": info.sourceFS.String(), "target": to,
 		"target_filesystem": info.targetFS.String(), "data_bytes": data, "already_copied_bytes": partial, "margin_bytes": m.spec.MarginBytes,
 		"same_filesystem": first(kv, "same_fs") == "yes", "carried_mounts": m.carry,
 	})
@@ -166,10 +194,10 @@ func (m *move) preflight(ctx context.Context) (preflightInfo, error) {
 		tflog.Warn(ctx, "source and target are on the same filesystem: the migration frees no space and gains no speed")
 	}
 	if info.targetFS.AvailBytes < need {
-		return info, fmt.Errorf("not enough free space for %s: the data takes %s (%s of it already copied) and the margin is %s, but %s has %s free",
+		return fmt.Errorf("not enough free space for %s: the data takes %s (%s of it already copied) and the margin is %s, but %s has %s free",
 			to, human(data), human(partial), human(m.spec.MarginBytes), info.targetFS.MountPoint, human(info.targetFS.AvailBytes))
 	}
-	return info, nil
+	return nil
 }
 
 // checkTargetMount refuses a target on a filesystem mounted read-only or noexec: k3s runs its
