@@ -302,7 +302,9 @@ type move struct {
 	guard   string
 
 	applied, stopped, started, copiedBack bool
-	result                                Result
+	// stoppedAt and startedAt: when k3s was stopped (the downtime starts) and started again.
+	stoppedAt, startedAt time.Time
+	result               Result
 }
 
 // Migrate moves spec.Source to spec.Target on host. On any failure after k3s was stopped it rolls
@@ -462,111 +464,30 @@ func (m *move) claimAndRun(ctx context.Context) error {
 }
 
 // run does the steps from the first copy on, rolling back on failure after the stop.
-func (m *move) run(ctx context.Context) (err error) {
-	var stoppedAt time.Time
-	fail := func(step Step, err error) error {
-		se := &StepError{Step: step, Err: err, Stopped: m.stopped, Live: m.live, Dest: m.dest}
-		if m.stopped {
-			tflog.Error(ctx, "k3s data dir migration failed after k3s was stopped: rolling back", map[string]any{"step": string(step), "error": err.Error()})
-			se.RollbackErr = m.rollback(ctx)
-			se.Started, se.CopiedBack = m.started, m.copiedBack
-			if se.RollbackErr == nil {
-				m.disarmGuard(ctx)
-			}
-		}
-		if m.hooks.Undrain != nil {
-			if uerr := m.hooks.Undrain(context.WithoutCancel(ctx)); uerr != nil && se.RollbackErr == nil && m.stopped {
-				se.RollbackErr = fmt.Errorf("uncordoning the node: %w", uerr)
-			}
-		}
-		return se
+func (m *move) run(ctx context.Context) error {
+	steps := []struct {
+		step Step
+		f    func(context.Context) error
+	}{
+		{StepDrain, m.hooks.Drain},
+		{StepCopy, func(ctx context.Context) error { return m.copy(ctx, true) }},
+		{StepStop, m.stopStep},
+		{StepFinalCopy, func(ctx context.Context) error { return m.copy(ctx, false) }},
+		{StepVerify, func(ctx context.Context) error { return m.verify(ctx, m.live, m.dest) }},
+		{StepSwitch, m.switchStep},
+		{StepStart, m.startStep},
+		{StepHealthy, m.healthyStep},
 	}
-	do := func(step Step, f func(context.Context) error) error {
-		if err := ctx.Err(); err != nil {
-			return fail(step, fmt.Errorf("cancelled before it started: %w", context.Cause(ctx)))
+	for _, s := range steps {
+		if s.f == nil { // no drain asked for
+			continue
 		}
-		if m.hooks.Before != nil {
-			if err := m.hooks.Before(ctx, step); err != nil {
-				return fail(step, err)
-			}
-		}
-		start := time.Now()
-		tflog.Info(ctx, "k3s data dir migration: "+string(step), map[string]any{"from": m.live, "to": m.dest, "service": m.service})
-		if err := f(ctx); err != nil {
-			return fail(step, err)
-		}
-		m.result.Steps = append(m.result.Steps, StepTime{Step: step, Duration: time.Since(start)})
-		tflog.Info(ctx, "k3s data dir migration: "+string(step)+" done", map[string]any{"seconds": time.Since(start).Seconds()})
-		return nil
-	}
-
-	if m.hooks.Drain != nil {
-		if err := do(StepDrain, m.hooks.Drain); err != nil {
+		if err := m.do(ctx, s.step, s.f); err != nil {
 			return err
 		}
-	}
-	if err := do(StepCopy, func(ctx context.Context) error { return m.copy(ctx, true) }); err != nil {
-		return err
-	}
-	if err := do(StepStop, func(ctx context.Context) error {
-		if m.hooks.BeforeStop != nil {
-			if err := m.hooks.BeforeStop(ctx); err != nil {
-				return err
-			}
-		}
-		if err := m.armGuard(ctx); err != nil {
-			return err
-		}
-		stoppedAt = time.Now()
-		m.stopped = true
-		return m.stop(ctx, m.live, m.spec.Source)
-	}); err != nil {
-		return err
-	}
-	if err := do(StepFinalCopy, func(ctx context.Context) error { return m.copy(ctx, false) }); err != nil {
-		return err
-	}
-	if err := do(StepVerify, func(ctx context.Context) error { return m.verify(ctx, m.live, m.dest) }); err != nil {
-		return err
-	}
-	if err := do(StepSwitch, func(ctx context.Context) error {
-		// Applied is set first: a switch that failed half way is undone by the rollback too (the
-		// undo steps are safe to run on a switch that was not made).
-		if err := m.guardPhase(ctx, "switched"); err != nil {
-			return err
-		}
-		m.applied = true
-		return m.apply(ctx)
-	}); err != nil {
-		return err
-	}
-	var startedAt time.Time
-	if err := do(StepStart, func(ctx context.Context) error {
-		if err := m.guardPhase(ctx, "started"); err != nil {
-			return err
-		}
-		startedAt = time.Now()
-		m.started = true
-		return m.start(ctx)
-	}); err != nil {
-		return err
-	}
-	if err := do(StepHealthy, func(ctx context.Context) error {
-		if err := m.healthy(ctx, startedAt); err != nil {
-			return err
-		}
-		// From here on the copy holds what k3s wrote there: no later copy may write over it.
-		if m.toTarget {
-			if _, err := runScript(ctx, m.host, scriptMarkComplete, m.dest, MarkerName, m.live); err != nil {
-				return fmt.Errorf("marking the copy complete: %w", err)
-			}
-		}
-		return nil
-	}); err != nil {
-		return err
 	}
 	m.disarmGuard(ctx)
-	m.result.Downtime = time.Since(stoppedAt)
+	m.result.Downtime = time.Since(m.stoppedAt)
 	m.result.Service = m.service
 	m.result.CarriedMounts = m.carry
 	if m.hooks.Undrain != nil {
@@ -575,6 +496,96 @@ func (m *move) run(ctx context.Context) (err error) {
 		}
 	}
 	m.result.Finished = time.Now().UTC()
+	return nil
+}
+
+// do runs one step of the migration, timed and logged; a step that fails (or a context cancelled
+// before it) ends the migration through fail.
+func (m *move) do(ctx context.Context, step Step, f func(context.Context) error) error {
+	if err := ctx.Err(); err != nil {
+		return m.fail(ctx, step, fmt.Errorf("cancelled before it started: %w", context.Cause(ctx)))
+	}
+	if m.hooks.Before != nil {
+		if err := m.hooks.Before(ctx, step); err != nil {
+			return m.fail(ctx, step, err)
+		}
+	}
+	start := time.Now()
+	tflog.Info(ctx, "k3s data dir migration: "+string(step), map[string]any{"from": m.live, "to": m.dest, "service": m.service})
+	if err := f(ctx); err != nil {
+		return m.fail(ctx, step, err)
+	}
+	m.result.Steps = append(m.result.Steps, StepTime{Step: step, Duration: time.Since(start)})
+	tflog.Info(ctx, "k3s data dir migration: "+string(step)+" done", map[string]any{"seconds": time.Since(start).Seconds()})
+	return nil
+}
+
+// fail ends the migration at step: once k3s was stopped it rolls back (and disarms the node guard
+// when the rollback succeeded); a drained node is uncordoned. The error says what happened.
+func (m *move) fail(ctx context.Context, step Step, err error) error {
+	se := &StepError{Step: step, Err: err, Stopped: m.stopped, Live: m.live, Dest: m.dest}
+	if m.stopped {
+		tflog.Error(ctx, "k3s data dir migration failed after k3s was stopped: rolling back", map[string]any{"step": string(step), "error": err.Error()})
+		se.RollbackErr = m.rollback(ctx)
+		se.Started, se.CopiedBack = m.started, m.copiedBack
+		if se.RollbackErr == nil {
+			m.disarmGuard(ctx)
+		}
+	}
+	if m.hooks.Undrain != nil {
+		if uerr := m.hooks.Undrain(context.WithoutCancel(ctx)); uerr != nil && se.RollbackErr == nil && m.stopped {
+			se.RollbackErr = fmt.Errorf("uncordoning the node: %w", uerr)
+		}
+	}
+	return se
+}
+
+// stopStep arms the node guard and stops k3s: from here on a failure rolls back.
+func (m *move) stopStep(ctx context.Context) error {
+	if m.hooks.BeforeStop != nil {
+		if err := m.hooks.BeforeStop(ctx); err != nil {
+			return err
+		}
+	}
+	if err := m.armGuard(ctx); err != nil {
+		return err
+	}
+	m.stoppedAt = time.Now()
+	m.stopped = true
+	return m.stop(ctx, m.live, m.spec.Source)
+}
+
+// switchStep points k3s at the copy. Applied is set first: a switch that failed half way is
+// undone by the rollback too (the undo steps are safe to run on a switch that was not made).
+func (m *move) switchStep(ctx context.Context) error {
+	if err := m.guardPhase(ctx, "switched"); err != nil {
+		return err
+	}
+	m.applied = true
+	return m.apply(ctx)
+}
+
+// startStep starts k3s on the copy.
+func (m *move) startStep(ctx context.Context) error {
+	if err := m.guardPhase(ctx, "started"); err != nil {
+		return err
+	}
+	m.startedAt = time.Now()
+	m.started = true
+	return m.start(ctx)
+}
+
+// healthyStep waits for k3s to be healthy on the copy, then marks the copy complete: from here on
+// it holds what k3s wrote there, and no later copy may write over it.
+func (m *move) healthyStep(ctx context.Context) error {
+	if err := m.healthy(ctx, m.startedAt); err != nil {
+		return err
+	}
+	if m.toTarget {
+		if _, err := runScript(ctx, m.host, scriptMarkComplete, m.dest, MarkerName, m.live); err != nil {
+			return fmt.Errorf("marking the copy complete: %w", err)
+		}
+	}
 	return nil
 }
 
