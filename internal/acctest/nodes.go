@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -107,19 +108,19 @@ func Nodes(t testing.TB) []ClusterNode {
 // powers one off while it runs.
 func RequireNodes(t testing.TB, n int) []ClusterNode {
 	t.Helper()
-	return requireNodes(t, n, false)
+	return requireNodes(t, Nodes(t), n, false)
 }
 
 // RequireNodesAlone is RequireNodes for a test that powers a node off or stops its kubelet: it
 // holds the nodes alone, waiting for the tests that hold them to end.
 func RequireNodesAlone(t testing.TB, n int) []ClusterNode {
 	t.Helper()
-	return requireNodes(t, n, true)
+	return requireNodes(t, Nodes(t), n, true)
 }
 
-func requireNodes(t testing.TB, n int, alone bool) []ClusterNode {
+// requireNodes does RequireNodes's checks on nodes, the nodes file's contents.
+func requireNodes(t testing.TB, nodes []ClusterNode, n int, alone bool) []ClusterNode {
 	t.Helper()
-	nodes := Nodes(t)
 	if len(nodes) < n {
 		msg := fmt.Sprintf("needs a cluster of at least %d nodes with their own sshd (%s lists %d): start one with `CLUSTER_NODES=3 make dev-cluster`",
 			n, NodesFile(), len(nodes))
@@ -158,11 +159,9 @@ func requireNodes(t testing.TB, n int, alone bool) []ClusterNode {
 // is set.
 func RequireK3sNode(t testing.TB) ClusterNode {
 	t.Helper()
-	for _, n := range Nodes(t) {
-		if n.K3s {
-			RequireNodesAlone(t, 1)
-			return n
-		}
+	nodes := Nodes(t)
+	if i := slices.IndexFunc(nodes, func(n ClusterNode) bool { return n.K3s }); i >= 0 {
+		return requireNodes(t, nodes, 1, true)[i]
 	}
 	msg := fmt.Sprintf("the test cluster has no k3s-shaped node (%s): start one with `CLUSTER_NODES=3 CLUSTER_K3S_NODES=3 make dev-cluster`", NodesFile())
 	if os.Getenv("CI") != "" {

@@ -8,11 +8,6 @@ import (
 	"testing"
 
 	fwresource "github.com/hashicorp/terraform-plugin-framework/resource"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listplanmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
@@ -21,7 +16,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 	"github.com/hashicorp/terraform-plugin-testing/tfversion"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	k8sresource "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -29,97 +23,42 @@ import (
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/acctest"
 )
 
-// standInPV stands in for hashicorp/kubernetes's kubernetes_persistent_volume_v1 as far as a move
-// reads it, after hashicorp/terraform-provider-kubernetes (main, 2026-08,
-// kubernetes/resource_kubernetes_persistent_volume_v1.go and schema_metadata.go): `metadata` is a
-// block of one element (SDKv2 stores it as a list) with `name`, the id is the volume's name, and
-// the volume is made and deleted through the API. What differs: the real resource's `spec` block
-// (capacity, access modes, persistent_volume_source.local.path, node_affinity) is three flat
-// attributes here (capacity, path, node), each replacing the volume; the volume it makes is the
-// local volume a user writes with it (ReadWriteOnce, Filesystem, Retain, pinned by
-// kubernetes.io/hostname); the real resource is SDKv2 (protocol 5).
-type standInPV struct{ client kubernetes.Interface }
-
-type standInPVModel struct {
-	ID       types.String `tfsdk:"id"`
-	Metadata types.List   `tfsdk:"metadata"`
-	Capacity types.String `tfsdk:"capacity"`
-	Path     types.String `tfsdk:"path"`
-	Node     types.String `tfsdk:"node"`
-}
-
-func (r *standInPV) Metadata(_ context.Context, _ fwresource.MetadataRequest, resp *fwresource.MetadataResponse) {
-	resp.TypeName = "kubernetes_persistent_volume_v1"
-}
-
-func (r *standInPV) Schema(_ context.Context, _ fwresource.SchemaRequest, resp *fwresource.SchemaResponse) {
-	replaced := func() schema.StringAttribute {
-		return schema.StringAttribute{Required: true, PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()}}
-	}
-	resp.Schema = schema.Schema{
-		Attributes: map[string]schema.Attribute{
-			"id":       schema.StringAttribute{Computed: true, PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
-			"capacity": replaced(),
-			"path":     replaced(),
-			"node":     replaced(),
+// standInPV is kubernetes_persistent_volume_v1 as far as a move reads it (acctest.KubernetesStandIn;
+// the real resource is kubernetes/resource_kubernetes_persistent_volume_v1.go, id = name,
+// metadata a list block): its `spec` block (capacity, access modes,
+// persistent_volume_source.local.path, node_affinity) is three flat attributes here, capacity,
+// path and node, and the volume it makes is the local volume a user writes with it
+// (ReadWriteOnce, Filesystem, Retain, pinned by kubernetes.io/hostname).
+func standInPV(client kubernetes.Interface) fwresource.Resource {
+	return &acctest.KubernetesStandIn{
+		Type:       "kubernetes_persistent_volume_v1",
+		Attributes: []string{"capacity", "path", "node"},
+		Make: func(ctx context.Context, name string, a map[string]string) error {
+			capacity, err := k8sresource.ParseQuantity(a["capacity"])
+			if err != nil {
+				return err
+			}
+			mode := corev1.PersistentVolumeFilesystem
+			_, err = client.CoreV1().PersistentVolumes().Create(ctx, &corev1.PersistentVolume{
+				ObjectMeta: metav1.ObjectMeta{Name: name},
+				Spec: corev1.PersistentVolumeSpec{
+					Capacity:                      corev1.ResourceList{corev1.ResourceStorage: capacity},
+					AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+					PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
+					VolumeMode:                    &mode,
+					PersistentVolumeSource:        corev1.PersistentVolumeSource{Local: &corev1.LocalVolumeSource{Path: a["path"]}},
+					NodeAffinity: &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+						MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "kubernetes.io/hostname", Operator: corev1.NodeSelectorOpIn, Values: []string{a["node"]}}},
+					}}}},
+				},
+			}, metav1.CreateOptions{})
+			return err
 		},
-		Blocks: map[string]schema.Block{
-			"metadata": schema.ListNestedBlock{
-				NestedObject:  schema.NestedBlockObject{Attributes: map[string]schema.Attribute{"name": schema.StringAttribute{Required: true}}},
-				PlanModifiers: []planmodifier.List{listplanmodifier.RequiresReplace()},
-			},
+		Remove: func(ctx context.Context, name string) error {
+			return client.CoreV1().PersistentVolumes().Delete(ctx, name, metav1.DeleteOptions{})
 		},
 	}
 }
-
-func (r *standInPV) Create(ctx context.Context, req fwresource.CreateRequest, resp *fwresource.CreateResponse) {
-	var m standInPVModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	var meta []struct {
-		Name types.String `tfsdk:"name"`
-	}
-	resp.Diagnostics.Append(m.Metadata.ElementsAs(ctx, &meta, false)...)
-	if resp.Diagnostics.HasError() || len(meta) != 1 {
-		resp.Diagnostics.AddError("metadata", "one metadata block is required")
-		return
-	}
-	pv := &corev1.PersistentVolume{
-		ObjectMeta: metav1.ObjectMeta{Name: meta[0].Name.ValueString()},
-		Spec: corev1.PersistentVolumeSpec{
-			Capacity:                      corev1.ResourceList{corev1.ResourceStorage: k8sresource.MustParse(m.Capacity.ValueString())},
-			AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-			PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
-			VolumeMode:                    ptr(corev1.PersistentVolumeFilesystem),
-			PersistentVolumeSource:        corev1.PersistentVolumeSource{Local: &corev1.LocalVolumeSource{Path: m.Path.ValueString()}},
-			NodeAffinity: &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
-				MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "kubernetes.io/hostname", Operator: corev1.NodeSelectorOpIn, Values: []string{m.Node.ValueString()}}},
-			}}}},
-		},
-	}
-	if _, err := r.client.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{}); err != nil {
-		resp.Diagnostics.AddError("creating the volume", err.Error())
-		return
-	}
-	m.ID = types.StringValue(pv.Name)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
-}
-
-func (r *standInPV) Read(context.Context, fwresource.ReadRequest, *fwresource.ReadResponse) {}
-
-func (r *standInPV) Update(context.Context, fwresource.UpdateRequest, *fwresource.UpdateResponse) {}
-
-func (r *standInPV) Delete(ctx context.Context, req fwresource.DeleteRequest, resp *fwresource.DeleteResponse) {
-	var m standInPVModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
-	if err := r.client.CoreV1().PersistentVolumes().Delete(ctx, m.ID.ValueString(), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-		resp.Diagnostics.AddError("deleting the volume", err.Error())
-	}
-}
-
-func ptr[T any](v T) *T { return &v }
 
 // TestAccLocalPV_movedFromKubernetes: a local volume kubernetes_persistent_volume_v1 made, its
 // directory made by the user beforehand, is moved into clusterstorage_local_pv with a `moved`
@@ -144,7 +83,7 @@ func TestAccLocalPV_movedFromKubernetes(t *testing.T) {
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		TerraformVersionChecks:   []tfversion.TerraformVersionCheck{tfversion.SkipBelow(tfversion.Version1_8_0)},
-		ProtoV6ProviderFactories: acctest.FactoriesWith("kubernetes", func() fwresource.Resource { return &standInPV{client: f.client} }),
+		ProtoV6ProviderFactories: acctest.FactoriesWith("kubernetes", func() fwresource.Resource { return standInPV(f.client) }),
 		CheckDestroy:             f.checkDestroyed(name),
 		Steps: []resource.TestStep{
 			{

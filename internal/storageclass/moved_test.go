@@ -6,11 +6,6 @@ import (
 	"testing"
 
 	fwresource "github.com/hashicorp/terraform-plugin-framework/resource"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listplanmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
@@ -19,82 +14,28 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 	"github.com/hashicorp/terraform-plugin-testing/tfversion"
 	storagev1 "k8s.io/api/storage/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/acctest"
 )
 
-// standInClass stands in for hashicorp/kubernetes's kubernetes_storage_class_v1 as far as a move
-// reads it, after hashicorp/terraform-provider-kubernetes (main, 2026-08,
-// kubernetes/resource_kubernetes_storage_class_v1.go and schema_metadata.go): `metadata` is a
-// block of one element (SDKv2 stores it as a list) with `name`, the id is the class's name, and
-// the class is made and deleted through the API. What differs: only metadata.name and
-// storage_provisioner exist, both replace the class; the real resource is SDKv2 (protocol 5).
-type standInClass struct{ client kubernetes.Interface }
-
-type standInClassModel struct {
-	ID          types.String `tfsdk:"id"`
-	Metadata    types.List   `tfsdk:"metadata"`
-	Provisioner types.String `tfsdk:"storage_provisioner"`
-}
-
-func (r *standInClass) Metadata(_ context.Context, _ fwresource.MetadataRequest, resp *fwresource.MetadataResponse) {
-	resp.TypeName = "kubernetes_storage_class_v1"
-}
-
-func (r *standInClass) Schema(_ context.Context, _ fwresource.SchemaRequest, resp *fwresource.SchemaResponse) {
-	resp.Schema = schema.Schema{
-		Attributes: map[string]schema.Attribute{
-			"id":                  schema.StringAttribute{Computed: true, PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
-			"storage_provisioner": schema.StringAttribute{Required: true, PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()}},
+// standInClass is kubernetes_storage_class_v1 as far as a move reads it (acctest.KubernetesStandIn;
+// the real resource is kubernetes/resource_kubernetes_storage_class_v1.go): metadata.name and
+// storage_provisioner only.
+func standInClass(client kubernetes.Interface) fwresource.Resource {
+	return &acctest.KubernetesStandIn{
+		Type:       "kubernetes_storage_class_v1",
+		Attributes: []string{"storage_provisioner"},
+		Make: func(ctx context.Context, name string, a map[string]string) error {
+			_, err := client.StorageV1().StorageClasses().Create(ctx, &storagev1.StorageClass{
+				ObjectMeta: metav1.ObjectMeta{Name: name}, Provisioner: a["storage_provisioner"],
+			}, metav1.CreateOptions{})
+			return err
 		},
-		Blocks: map[string]schema.Block{
-			"metadata": schema.ListNestedBlock{
-				NestedObject:  schema.NestedBlockObject{Attributes: map[string]schema.Attribute{"name": schema.StringAttribute{Required: true}}},
-				PlanModifiers: []planmodifier.List{listplanmodifier.RequiresReplace()},
-			},
+		Remove: func(ctx context.Context, name string) error {
+			return client.StorageV1().StorageClasses().Delete(ctx, name, metav1.DeleteOptions{})
 		},
-	}
-}
-
-func (r *standInClass) name(ctx context.Context, m standInClassModel) string {
-	var meta []struct {
-		Name types.String `tfsdk:"name"`
-	}
-	m.Metadata.ElementsAs(ctx, &meta, false)
-	if len(meta) == 0 {
-		return ""
-	}
-	return meta[0].Name.ValueString()
-}
-
-func (r *standInClass) Create(ctx context.Context, req fwresource.CreateRequest, resp *fwresource.CreateResponse) {
-	var m standInClassModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	sc := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: r.name(ctx, m)}, Provisioner: m.Provisioner.ValueString()}
-	if _, err := r.client.StorageV1().StorageClasses().Create(ctx, sc, metav1.CreateOptions{}); err != nil {
-		resp.Diagnostics.AddError("creating the class", err.Error())
-		return
-	}
-	m.ID = types.StringValue(sc.Name)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
-}
-
-func (r *standInClass) Read(context.Context, fwresource.ReadRequest, *fwresource.ReadResponse) {}
-
-func (r *standInClass) Update(context.Context, fwresource.UpdateRequest, *fwresource.UpdateResponse) {
-}
-
-func (r *standInClass) Delete(ctx context.Context, req fwresource.DeleteRequest, resp *fwresource.DeleteResponse) {
-	var m standInClassModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
-	if err := r.client.StorageV1().StorageClasses().Delete(ctx, m.ID.ValueString(), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-		resp.Diagnostics.AddError("deleting the class", err.Error())
 	}
 }
 
@@ -111,7 +52,7 @@ func TestAccStorageClass_movedFromKubernetes(t *testing.T) {
 	resource.ParallelTest(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		TerraformVersionChecks:   []tfversion.TerraformVersionCheck{tfversion.SkipBelow(tfversion.Version1_8_0)},
-		ProtoV6ProviderFactories: acctest.FactoriesWith("kubernetes", func() fwresource.Resource { return &standInClass{client: client} }),
+		ProtoV6ProviderFactories: acctest.FactoriesWith("kubernetes", func() fwresource.Resource { return standInClass(client) }),
 		CheckDestroy:             checkDestroyed(client, name),
 		Steps: []resource.TestStep{
 			{
