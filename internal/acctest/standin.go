@@ -2,12 +2,15 @@ package acctest
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	tfresource "github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
 )
 
 // FactoriesWith returns ProviderFactories plus a stand-in for another provider (name is the
@@ -43,3 +46,14 @@ func (p *standIn) Configure(context.Context, provider.ConfigureRequest, *provide
 func (p *standIn) DataSources(context.Context) []func() datasource.DataSource { return nil }
 
 func (p *standIn) Resources(context.Context) []func() resource.Resource { return p.resources }
+
+// CheckMovedAway fails when the resource at address from is still in state: after a `moved`
+// block, only its destination may be.
+func CheckMovedAway(from string) tfresource.TestCheckFunc {
+	return func(s *terraform.State) error {
+		if _, ok := s.RootModule().Resources[from]; ok {
+			return fmt.Errorf("%s is still in state after the move", from)
+		}
+		return nil
+	}
+}

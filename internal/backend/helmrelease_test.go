@@ -211,16 +211,13 @@ moved {
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("revision"), knownvalue.Int64Exact(2)),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("openebs").AtMapKey("hostpath_base_path"), knownvalue.StringExact(base2)),
 				},
-				Check: func(s *terraform.State) error {
-					if _, ok := s.RootModule().Resources["helm_release.openebs"]; ok {
-						return fmt.Errorf("helm_release.openebs is still in state after the move")
-					}
+				Check: tfresource.ComposeTestCheckFunc(acctest.CheckMovedAway("helm_release.openebs"), func(*terraform.State) error {
 					st, err := f.release()
 					if err != nil || st.Revision != 2 || st.Status != "deployed" {
 						return fmt.Errorf("after the move: %+v (%v), want revision 2 deployed (upgraded, not reinstalled)", st, err)
 					}
 					return nil
-				},
+				}),
 			},
 		},
 	})

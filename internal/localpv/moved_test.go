@@ -12,7 +12,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
-	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 	"github.com/hashicorp/terraform-plugin-testing/tfversion"
 	corev1 "k8s.io/api/core/v1"
@@ -122,12 +121,7 @@ resource "clusterstorage_local_pv" "test" {
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("directory_exists"), knownvalue.Bool(true)),
 				},
 				Check: resource.ComposeTestCheckFunc(
-					func(s *terraform.State) error {
-						if _, ok := s.RootModule().Resources["kubernetes_persistent_volume_v1.disk"]; ok {
-							return fmt.Errorf("kubernetes_persistent_volume_v1.disk is still in state after the move")
-						}
-						return nil
-					},
+					acctest.CheckMovedAway("kubernetes_persistent_volume_v1.disk"),
 					f.checkPV(name, func(pv *corev1.PersistentVolume) error {
 						if string(pv.UID) != uid {
 							return fmt.Errorf("the volume was re-created by the move: UID %s, was %s", pv.UID, uid)

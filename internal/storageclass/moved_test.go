@@ -10,7 +10,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
-	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 	"github.com/hashicorp/terraform-plugin-testing/tfversion"
 	storagev1 "k8s.io/api/storage/v1"
@@ -86,12 +85,7 @@ resource "clusterstorage_storage_class" "test" {
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("id"), knownvalue.StringExact(name)),
 				},
 				Check: resource.ComposeTestCheckFunc(
-					func(s *terraform.State) error {
-						if _, ok := s.RootModule().Resources["kubernetes_storage_class_v1.local"]; ok {
-							return fmt.Errorf("kubernetes_storage_class_v1.local is still in state after the move")
-						}
-						return nil
-					},
+					acctest.CheckMovedAway("kubernetes_storage_class_v1.local"),
 					checkClass(client, name, func(sc *storagev1.StorageClass) error {
 						if string(sc.UID) != uid {
 							return fmt.Errorf("the class was re-created: UID %s, was %s", sc.UID, uid)
