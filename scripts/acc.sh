@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The acceptance suite under several CLIs at once, on one cluster (called by scripts/test.sh).
 #
-#   scripts/acc.sh CLI...
+#   scripts/acc.sh CLI... [CLI:REGEX...]
 #
+# A plain CLI runs every acceptance test. CLI:REGEX runs only the tests REGEX matches, in the
+# packages that have one (the oldest supported Terraform runs a smoke subset this way).
 # One worker per CLI runs the acceptance tests (TestAcc*) package by package, one package at a
 # time, as `go test -p 1` would. The workers run side by side: most of the suite waits on the
 # cluster (Helm waits, fio runtimes, k3s restarts), so two CLIs take little longer than one.
@@ -19,7 +21,9 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 TESTARGS="${TESTARGS:-}"
 LOCKS="$ROOT/.acc/locks"
-mkdir -p "$LOCKS"
+LOGS="$ROOT/.acc/logs"
+mkdir -p "$LOCKS" "$LOGS"
+rm -f "$ROOT/.acc/flaky.txt"
 
 # acc_group PKG: the lock group of an acceptance package. "*" runs alone.
 acc_group() {
@@ -52,12 +56,26 @@ for f in "${found[@]}"; do
 	[[ " ${order[*]} " == *" $f "* ]] || packages+=("$f")
 done
 
-# try_package CLI PKG: runs PKG's acceptance tests under CLI when its group is free; returns 75
-# (untouched) when it is not, else go test's status. Every package holds the cluster lock shared;
-# a "*" package holds it alone. The locks are closed for go test, so a process a test leaves
-# behind cannot hold them.
+# run_tests CLI REGEX PKG LOG: go test of PKG's tests that REGEX matches under CLI, its output
+# shown and kept in LOG.
+run_tests() {
+	local cli="$1" run="$2" pkg="$3" log="$4"
+	# shellcheck disable=SC2086
+	CGO_ENABLED=0 TF_ACC=1 TF_ACC_TERRAFORM_PATH="$ROOT/bin/$cli" \
+		go test -trimpath -count=1 -timeout 60m -run "$run" $TESTARGS "./internal/$pkg/" 2>&1 | tee "$log"
+}
+
+# try_package CLI REGEX PKG: runs PKG's acceptance tests that REGEX matches under CLI when its
+# group is free; returns 75 (untouched) when it is not, else go test's status. Every package holds
+# the cluster lock shared; a "*" package holds it alone. The locks are closed for go test, so a
+# process a test leaves behind cannot hold them.
+#
+# Tests that failed are run once more, alone (unless ACC_RETRY=0), when the package ran to its end
+# (no panic, no timeout): a test that passes then is reported as flaky, here and in
+# .acc/flaky.txt, which .ci/run prints last. One cluster serves two CLIs' tests and the demo at
+# once, on two cores; a test that fails twice fails the run.
 try_package() {
-	local cli="$1" pkg="$2" group mode=-s
+	local cli="$1" run="$2" pkg="$3" group mode=-s
 	group="$(acc_group "$pkg")"
 	if [[ $group == '*' ]]; then
 		mode=-x
@@ -69,25 +87,37 @@ try_package() {
 		started=$SECONDS
 		printf '==> %s\n' "$pkg"
 		status=0
-		# shellcheck disable=SC2086
-		CGO_ENABLED=0 TF_ACC=1 TF_ACC_TERRAFORM_PATH="$ROOT/bin/$cli" \
-			go test -trimpath -count=1 -timeout 60m -run '^TestAcc' $TESTARGS "./internal/$pkg/" 8>&- 9>&- || status=$?
+		log="$LOGS/$cli-$pkg.log"
+		run_tests "$cli" "$run" "$pkg" "$log" 8>&- 9>&- || status=$?
+		if [[ $status != 0 && ${ACC_RETRY:-1} != 0 ]] && ! grep -q '^panic: ' "$log"; then
+			failed="$(sed -n 's/^--- FAIL: \(TestAcc[A-Za-z0-9_]*\) .*/\1/p' "$log" | sort -u | paste -sd '|')"
+			if [[ -n $failed ]]; then
+				printf '==> %s: running once more what failed: %s\n' "$pkg" "$failed"
+				status=0
+				run_tests "$cli" "^($failed)\$" "$pkg" "$log.retry" 8>&- 9>&- || status=$?
+				if [[ $status == 0 ]]; then
+					printf '%s %s: %s\n' "$cli" "$pkg" "$failed" >>"$ROOT/.acc/flaky.txt"
+					printf '==> %s: FLAKY: %s failed, then passed alone\n' "$pkg" "$failed"
+				fi
+			fi
+		fi
 		printf '==> %s: %s in %ds\n' "$pkg" "$([[ $status == 0 ]] && echo passed || echo FAILED)" "$((SECONDS - started))"
 		exit "$status"
 	) 8>"$LOCKS/cluster" 9>"$LOCKS/group-$group"
 }
 
-# worker CLI PKG...: runs every PKG under CLI, in order as their groups come free.
+# worker CLI REGEX PKG...: runs every PKG's tests that REGEX matches under CLI, in order as their
+# groups come free.
 worker() {
-	local cli="$1" failed=0 pkg status
-	shift
+	local cli="$1" run="$2" failed=0 pkg status
+	shift 2
 	local todo=("$@")
 	while ((${#todo[@]} > 0)); do
 		local left=() ran=""
 		for pkg in "${todo[@]}"; do
 			if [[ -z $ran ]]; then
 				status=0
-				try_package "$cli" "$pkg" || status=$?
+				try_package "$cli" "$run" "$pkg" || status=$?
 				if [[ $status != 75 ]]; then
 					ran=1
 					[[ $status == 0 ]] || failed=1
@@ -104,23 +134,39 @@ worker() {
 
 pids=()
 i=0
-for cli in "$@"; do
-	printf '==> acceptance tests under %s (%s)\n' "$cli" "$("bin/$cli" version | head -1)"
+for spec in "$@"; do
+	cli="${spec%%:*}" run='^TestAcc'
 	mine=("${packages[@]}")
-	if ((i % 2 == 1)); then
-		mine=()
-		for ((j = ${#packages[@]} - 1; j >= 0; j--)); do
-			mine+=("${packages[j]}")
+	if [[ $spec == *:* ]]; then
+		# Only the packages with a test the subset names (linking a test binary takes seconds).
+		run="${spec#*:}" mine=()
+		for p in "${packages[@]}"; do
+			if grep -hoE '^func TestAcc[A-Za-z0-9_]+' "internal/$p"/*_test.go | cut -c6- | grep -E "$run" >/dev/null; then
+				mine+=("$p")
+			fi
 		done
+	else
+		# Every other whole-suite CLI takes the packages from the other end.
+		if ((i % 2 == 1)); then
+			mine=()
+			for ((j = ${#packages[@]} - 1; j >= 0; j--)); do
+				mine+=("${packages[j]}")
+			done
+		fi
+		i=$((i + 1))
 	fi
-	worker "$cli" "${mine[@]}" 2>&1 | sed -u "s/^/[$cli] /" &
+	printf '==> acceptance tests under %s (%s): %s in %s\n' "$cli" "$("bin/$cli" version | head -1)" "$run" "${mine[*]}"
+	worker "$cli" "$run" "${mine[@]}" 2>&1 | sed -u "s/^/[$cli] /" &
 	pids+=($!)
-	i=$((i + 1))
 done
 
 status=0
 for pid in "${pids[@]}"; do
 	wait "$pid" || status=1
 done
-printf '==> acceptance tests under %s: %s in %ds\n' "$*" "$([[ $status == 0 ]] && echo passed || echo FAILED)" "$SECONDS"
+if [[ -s $ROOT/.acc/flaky.txt ]]; then
+	printf '==> flaky (failed, then passed alone):\n'
+	cat "$ROOT/.acc/flaky.txt"
+fi
+printf '==> acceptance tests under %s: %s in %ds\n' "${*%%:*}" "$([[ $status == 0 ]] && echo passed || echo FAILED)" "$SECONDS"
 exit "$status"

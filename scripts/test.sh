@@ -7,6 +7,8 @@
 # Environment:
 #   CLUSTERSTORAGE_ACC_KUBECONFIG  run the acceptance tests against this cluster instead
 #   TEST_CLIS                      which CLIs run the acceptance suite (default: "terraform tofu")
+#   SMOKE_CLIS                     which CLIs run only its smoke subset, SMOKE_RUN (default:
+#                                  "terraform1.5", the oldest supported Terraform)
 #   TESTARGS                       extra arguments for go test (e.g. -run TestAccStorageClass)
 set -euo pipefail
 
@@ -15,6 +17,10 @@ cd "$ROOT"
 export PATH="$ROOT/bin:$PATH"
 
 TEST_CLIS="${TEST_CLIS:-terraform tofu}"
+SMOKE_CLIS="${SMOKE_CLIS-terraform1.5}"
+# One test of each resource and data source kind that needs no backend install: the provider's
+# configuration, a class, a local volume, a benchmark of a node path.
+SMOKE_RUN='^TestAcc(Provider_.*|StorageClass_lifecycle|LocalPV_lifecycle|StorageBenchmark_nodePath)$'
 TESTARGS="${TESTARGS:-}"
 ACC_DIR="$ROOT/.acc"
 mkdir -p "$ACC_DIR"
@@ -35,6 +41,20 @@ for cli in $TEST_CLIS; do
 	log "building $cli"
 	make --no-print-directory "bin/$cli"
 done
+# The smoke CLIs are first needed by the acceptance stage: they build meanwhile, at the lowest
+# priority (a cold terraform takes about 5 minutes), in a session of their own whose autogroup is
+# niced too (see .ci/run).
+smoke_pid=""
+if [[ -n $SMOKE_CLIS ]]; then
+	log "building $SMOKE_CLIS in the background (.acc/build-smoke.log)"
+	targets=()
+	for cli in $SMOKE_CLIS; do
+		targets+=("bin/$cli")
+	done
+	setsid --wait sh -c 'echo 19 >/proc/self/autogroup 2>/dev/null; exec nice -n 19 make --no-print-directory "$@"' sh \
+		"${targets[@]}" >"$ACC_DIR/build-smoke.log" 2>&1 &
+	smoke_pid=$!
+fi
 # The Helm 3 CLI: the backend's acceptance tests make releases with it as Helm 3 users did.
 log "building helm3"
 make --no-print-directory bin/helm3
@@ -42,6 +62,9 @@ make --no-print-directory bin/helm3
 started_cluster=""
 cleanup() {
 	status=$?
+	if [[ -n $smoke_pid ]]; then
+		kill -- "-$smoke_pid" 2>/dev/null || true
+	fi
 	if [[ -n "$started_cluster" ]]; then
 		log "stopping the local cluster"
 		tools/kube/cluster.sh down || status=1
@@ -89,6 +112,18 @@ CGO_ENABLED=0 TF_ACC=1 go test -trimpath -count=1 -p 1 -timeout 30m -run '^TestC
 
 # The acceptance tests under each CLI, the CLIs side by side; packages that share cluster-wide
 # names never run at once (scripts/acc.sh).
-log "acceptance tests under: $TEST_CLIS"
+smoke=()
+if [[ -n $smoke_pid ]]; then
+	if ! wait "$smoke_pid"; then
+		cat "$ACC_DIR/build-smoke.log" >&2
+		log "building $SMOKE_CLIS failed (above)"
+		exit 1
+	fi
+	smoke_pid=""
+	for cli in $SMOKE_CLIS; do
+		smoke+=("$cli:$SMOKE_RUN")
+	done
+fi
+log "acceptance tests under: $TEST_CLIS${SMOKE_CLIS:+ (and the smoke subset under $SMOKE_CLIS)}"
 # shellcheck disable=SC2086
-scripts/acc.sh $TEST_CLIS
+scripts/acc.sh $TEST_CLIS "${smoke[@]}"
