@@ -18,38 +18,43 @@ import (
 )
 
 type model struct {
-	ID                  types.String   `tfsdk:"id"`
-	Type                types.String   `tfsdk:"type"`
-	Repository          types.String   `tfsdk:"repository"`
-	Chart               types.String   `tfsdk:"chart"`
-	Version             types.String   `tfsdk:"version"`
-	Namespace           types.String   `tfsdk:"namespace"`
-	ReleaseName         types.String   `tfsdk:"release_name"`
-	CreateNamespace     types.Bool     `tfsdk:"create_namespace"`
-	RepositoryUsername  types.String   `tfsdk:"repository_username"`
-	RepositoryPassword  types.String   `tfsdk:"repository_password"`
-	RepositoryCAFile    types.String   `tfsdk:"repository_ca_file"`
-	RepositoryPlainHTTP types.Bool     `tfsdk:"repository_plain_http"`
-	RepositoryCertFile  types.String   `tfsdk:"repository_cert_file"`
-	RepositoryKeyFile   types.String   `tfsdk:"repository_key_file"`
-	RepositoryInsecure  types.Bool     `tfsdk:"repository_insecure_skip_verify"`
-	OpenEBS             *openebsModel  `tfsdk:"openebs"`
-	Longhorn            *longhornModel `tfsdk:"longhorn"`
-	Values              types.List     `tfsdk:"values"`
-	Set                 []setModel     `tfsdk:"set"`
-	SetSensitive        []setModel     `tfsdk:"set_sensitive"`
-	MaxHistory          types.Int64    `tfsdk:"max_history"`
-	Wait                types.Bool     `tfsdk:"wait"`
-	ForceDestroy        types.Bool     `tfsdk:"force_destroy"`
-	ForceStrandVolumes  types.Bool     `tfsdk:"force_strand_volumes"`
-	Preflight           types.Bool     `tfsdk:"preflight"`
-	Status              types.String   `tfsdk:"status"`
-	Revision            types.Int64    `tfsdk:"revision"`
-	ChartVersion        types.String   `tfsdk:"chart_version"`
-	AppVersion          types.String   `tfsdk:"app_version"`
-	StorageClasses      types.List     `tfsdk:"storage_classes"`
-	Footprint           types.Object   `tfsdk:"footprint"`
-	Timeouts            timeouts.Value `tfsdk:"timeouts"`
+	ID                 types.String `tfsdk:"id"`
+	Type               types.String `tfsdk:"type"`
+	Repository         types.String `tfsdk:"repository"`
+	Chart              types.String `tfsdk:"chart"`
+	Version            types.String `tfsdk:"version"`
+	Namespace          types.String `tfsdk:"namespace"`
+	ReleaseName        types.String `tfsdk:"release_name"`
+	CreateNamespace    types.Bool   `tfsdk:"create_namespace"`
+	RepositoryUsername types.String `tfsdk:"repository_username"`
+	RepositoryPassword types.String `tfsdk:"repository_password"`
+	// RepositoryPasswordWO and SetWO are write-only: null in plan and state; readWriteOnly fills
+	// them from the configuration.
+	RepositoryPasswordWO types.String   `tfsdk:"repository_password_wo"`
+	RepositoryCAFile     types.String   `tfsdk:"repository_ca_file"`
+	RepositoryPlainHTTP  types.Bool     `tfsdk:"repository_plain_http"`
+	RepositoryCertFile   types.String   `tfsdk:"repository_cert_file"`
+	RepositoryKeyFile    types.String   `tfsdk:"repository_key_file"`
+	RepositoryInsecure   types.Bool     `tfsdk:"repository_insecure_skip_verify"`
+	OpenEBS              *openebsModel  `tfsdk:"openebs"`
+	Longhorn             *longhornModel `tfsdk:"longhorn"`
+	Values               types.List     `tfsdk:"values"`
+	Set                  []setModel     `tfsdk:"set"`
+	SetSensitive         []setModel     `tfsdk:"set_sensitive"`
+	SetWO                []setModel     `tfsdk:"set_wo"`
+	SetWORevision        types.Int64    `tfsdk:"set_wo_revision"`
+	MaxHistory           types.Int64    `tfsdk:"max_history"`
+	Wait                 types.Bool     `tfsdk:"wait"`
+	ForceDestroy         types.Bool     `tfsdk:"force_destroy"`
+	ForceStrandVolumes   types.Bool     `tfsdk:"force_strand_volumes"`
+	Preflight            types.Bool     `tfsdk:"preflight"`
+	Status               types.String   `tfsdk:"status"`
+	Revision             types.Int64    `tfsdk:"revision"`
+	ChartVersion         types.String   `tfsdk:"chart_version"`
+	AppVersion           types.String   `tfsdk:"app_version"`
+	StorageClasses       types.List     `tfsdk:"storage_classes"`
+	Footprint            types.Object   `tfsdk:"footprint"`
+	Timeouts             timeouts.Value `tfsdk:"timeouts"`
 }
 
 type openebsModel struct {
@@ -138,7 +143,7 @@ func (m model) spec() spec {
 			Chart:      m.Chart.ValueString(),
 			Version:    m.Version.ValueString(),
 			Username:   m.RepositoryUsername.ValueString(),
-			Password:   m.RepositoryPassword.ValueString(),
+			Password:   m.password(),
 			CAFile:     m.RepositoryCAFile.ValueString(),
 			CertFile:   m.RepositoryCertFile.ValueString(),
 			KeyFile:    m.RepositoryKeyFile.ValueString(),
@@ -186,7 +191,18 @@ func (m model) spec() spec {
 	for _, e := range m.SetSensitive {
 		s.Sets = append(s.Sets, helm.Set{Name: e.Name.ValueString(), Value: e.Value.ValueString(), String: e.Type.ValueString() == "string", Sensitive: true})
 	}
+	for _, e := range m.SetWO {
+		s.Sets = append(s.Sets, helm.Set{Name: e.Name.ValueString(), Value: e.Value.ValueString(), String: e.Type.ValueString() == "string", Sensitive: true, Attribute: "set_wo"})
+	}
 	return s
+}
+
+// password is the repository password: the write-only one when the configuration gives it.
+func (m model) password() string {
+	if !m.RepositoryPasswordWO.IsNull() && !m.RepositoryPasswordWO.IsUnknown() {
+		return m.RepositoryPasswordWO.ValueString()
+	}
+	return m.RepositoryPassword.ValueString()
 }
 
 // stringsOf returns the known elements of a list of strings (null and unknown elements are

@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
@@ -107,6 +108,12 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 			},
 			"repository_password": schema.StringAttribute{
 				Optional: true, Sensitive: true, MarkdownDescription: "Password or token for the chart repository or registry.",
+			},
+			"repository_password_wo": schema.StringAttribute{
+				Optional: true, WriteOnly: true,
+				MarkdownDescription: "Like `repository_password`, but write-only: never stored in plan or state (Terraform 1.11+, OpenTofu 1.11+; it may " +
+					"come from an ephemeral resource). It is used whenever the chart is fetched; changing it alone plans no change.",
+				Validators: []validator.String{stringvalidator.ConflictsWith(path.MatchRoot("repository_password"))},
 			},
 			"repository_ca_file": schema.StringAttribute{
 				Optional: true, MarkdownDescription: "PEM file of the CA that signed the repository's or registry's certificate.",
@@ -221,6 +228,31 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 						Validators:          []validator.String{stringvalidator.OneOf("auto", "string")},
 					},
 				}},
+			},
+			"set_wo": schema.ListNestedAttribute{
+				Optional: true, WriteOnly: true,
+				MarkdownDescription: "Like `set_sensitive`, applied after it, but write-only: the entries are never stored in plan or state " +
+					"(Terraform 1.11+, OpenTofu 1.11+; values may come from ephemeral resources). Terraform cannot see a change in them: change " +
+					"`set_wo_revision` to apply new ones. Helm stores them in the release, as it stores every value; drift at their value paths " +
+					"is not detected.",
+				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"name": schema.StringAttribute{
+						Required: true, WriteOnly: true, MarkdownDescription: "Value path, as in `set`.",
+						Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
+					},
+					"value": schema.StringAttribute{Required: true, WriteOnly: true, MarkdownDescription: "The value."},
+					"type": schema.StringAttribute{
+						Optional: true, WriteOnly: true,
+						MarkdownDescription: "`auto` or `string`, as in `set` (default: `auto`).",
+						Validators:          []validator.String{stringvalidator.OneOf("auto", "string")},
+					},
+				}},
+			},
+			"set_wo_revision": schema.Int64Attribute{
+				Optional: true,
+				MarkdownDescription: "A number to change whenever `set_wo` (or `repository_password_wo`) should be applied again: a change of it plans an " +
+					"upgrade with the write-only values of this configuration.",
+				Validators: []validator.Int64{int64validator.AtLeast(1)},
 			},
 			"max_history": schema.Int64Attribute{
 				Optional: true, Computed: true, Default: int64default.StaticInt64(defaultMaxHistory),

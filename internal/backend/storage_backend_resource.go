@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 	"k8s.io/client-go/kubernetes"
@@ -33,6 +34,9 @@ var (
 const (
 	// privateDrift holds why the live release differs from state (set by Read, used by ModifyPlan).
 	privateDrift = "drift"
+	// privateWriteOnly holds the value paths the last apply set from set_wo (their values are in
+	// neither plan nor state): Read leaves them out of the drift check.
+	privateWriteOnly = "write_only_paths"
 
 	defaultCreateTimeout = 15 * time.Minute
 	defaultUpdateTimeout = 15 * time.Minute
@@ -76,7 +80,7 @@ func (r *Resource) Configure(_ context.Context, req resource.ConfigureRequest, r
 // comes with its key. A settings block not known yet is checked once it is.
 func (r *Resource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	config := req.Config
-	tfconv.Pending(&config.Raw, &resp.Diagnostics, "openebs", "longhorn", "set", "set_sensitive")
+	tfconv.Pending(&config.Raw, &resp.Diagnostics, "openebs", "longhorn", "set", "set_sensitive", "set_wo")
 	var m model
 	resp.Diagnostics.Append(config.Get(ctx, &m)...)
 	if resp.Diagnostics.HasError() {
@@ -114,8 +118,12 @@ func (r *Resource) ModifyPlan(ctx context.Context, req resource.ModifyPlanReques
 	known := req.Plan
 	typedPending := tfconv.Pending(&known.Raw, &resp.Diagnostics, "openebs", "longhorn")
 	rawPending := tfconv.Pending(&known.Raw, &resp.Diagnostics, "values", "set", "set_sensitive")
+	// set_wo is in the configuration only; it is checked with the other raw values.
+	config := req.Config
+	rawPending = append(rawPending, tfconv.Pending(&config.Raw, &resp.Diagnostics, "set_wo")...)
 	var plan model
 	resp.Diagnostics.Append(known.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(readWriteOnly(ctx, config, &plan)...)
 	if resp.Diagnostics.HasError() || plan.Type.IsUnknown() {
 		return
 	}
@@ -231,7 +239,7 @@ func (r *Resource) Create(ctx context.Context, req resource.CreateRequest, resp 
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	s, timeout, hc, client, diags := r.begin(ctx, &plan, plan.Timeouts.Create, defaultCreateTimeout)
+	s, timeout, hc, client, diags := r.begin(ctx, req.Config, &plan, plan.Timeouts.Create, defaultCreateTimeout)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -282,6 +290,7 @@ func (r *Resource) Create(ctx context.Context, req resource.CreateRequest, resp 
 	resp.Diagnostics.Append(observe(ctx, hc, &plan, st)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateDrift, nil)...)
+	resp.Diagnostics.Append(rememberWriteOnly(ctx, resp.Private, s)...)
 	resp.Diagnostics.Append(demoteOtherDefaults(ctx, client, s, st)...)
 }
 
@@ -352,9 +361,9 @@ func (r *Resource) Read(ctx context.Context, req resource.ReadRequest, resp *res
 	if st.Status != "deployed" {
 		drift = append(drift, fmt.Sprintf("the release is %s at revision %d (%s).", st.Status, st.Revision, st.Description))
 	}
-	if want, err := state.spec().valuesFor(st.ChartVersion); err == nil && !imported && !sameValues(want, st.Values) {
+	if want, live, err := valuesToCompare(ctx, req.Private, state, st); err == nil && !imported && !sameValues(want, live) {
 		drift = append(drift, fmt.Sprintf("the values of revision %d differ from the configuration (keys: %s).",
-			st.Revision, strings.ReplaceAll(valuesDiff(want, st.Values), "\n", " ")))
+			st.Revision, strings.ReplaceAll(valuesDiff(want, live), "\n", " ")))
 	}
 	var msg []byte
 	if len(drift) > 0 {
@@ -366,6 +375,33 @@ func (r *Resource) Read(ctx context.Context, req resource.ReadRequest, resp *res
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
+// valuesToCompare returns the values state asks for and the live release's, each with the value paths
+// set_wo set masked (state holds no values for them).
+func valuesToCompare(ctx context.Context, private interface {
+	GetKey(context.Context, string) ([]byte, diag.Diagnostics)
+}, state model, st *helm.Status) (want, live map[string]any, err error) {
+	want, err = state.spec().valuesFor(st.ChartVersion)
+	if err != nil {
+		return nil, nil, err
+	}
+	var names []string
+	if raw, diags := private.GetKey(ctx, privateWriteOnly); !diags.HasError() && len(raw) > 0 {
+		if err := json.Unmarshal(raw, &names); err != nil {
+			return nil, nil, fmt.Errorf("the write-only value paths in private state: %w", err)
+		}
+	}
+	if len(names) == 0 {
+		return want, st.Values, nil
+	}
+	if want, err = helm.MaskPaths(want, names); err != nil {
+		return nil, nil, err
+	}
+	if live, err = helm.MaskPaths(st.Values, names); err != nil {
+		return nil, nil, err
+	}
+	return want, live, nil
+}
+
 // Update upgrades the release (rolled back when waiting and it fails).
 func (r *Resource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	var plan, state model
@@ -374,7 +410,7 @@ func (r *Resource) Update(ctx context.Context, req resource.UpdateRequest, resp 
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	s, timeout, hc, client, diags := r.begin(ctx, &plan, plan.Timeouts.Update, defaultUpdateTimeout)
+	s, timeout, hc, client, diags := r.begin(ctx, req.Config, &plan, plan.Timeouts.Update, defaultUpdateTimeout)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -463,6 +499,7 @@ func (r *Resource) Update(ctx context.Context, req resource.UpdateRequest, resp 
 	resp.Diagnostics.Append(observe(ctx, hc, &plan, st)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateDrift, nil)...)
+	resp.Diagnostics.Append(rememberWriteOnly(ctx, resp.Private, s)...)
 	resp.Diagnostics.Append(demoteOtherDefaults(ctx, client, s, st)...)
 }
 
@@ -552,15 +589,45 @@ func (r *Resource) MoveState(context.Context) []resource.StateMover {
 	}})
 }
 
-// begin is how Create and Update start: the plan with its defaults filled in, as a spec; the
+// begin is how Create and Update start: the plan with its defaults filled in and the write-only
+// attributes read from config, as a spec (the plan keeps them null, as state must); the
 // operation's timeout (timeouts is the plan's Timeouts.Create or Timeouts.Update, def its
 // default); and the clients.
-func (r *Resource) begin(ctx context.Context, plan *model, timeouts func(context.Context, time.Duration) (time.Duration, diag.Diagnostics), def time.Duration) (spec, time.Duration, *helm.Client, kubernetes.Interface, diag.Diagnostics) {
+func (r *Resource) begin(ctx context.Context, config tfsdk.Config, plan *model, timeouts func(context.Context, time.Duration) (time.Duration, diag.Diagnostics), def time.Duration) (spec, time.Duration, *helm.Client, kubernetes.Interface, diag.Diagnostics) {
 	plan.withDefaults()
-	timeout, diags := timeouts(ctx, def)
+	diags := readWriteOnly(ctx, config, plan)
+	s := plan.spec()
+	plan.SetWO, plan.RepositoryPasswordWO = nil, types.StringNull() // never into state
+	timeout, more := timeouts(ctx, def)
+	diags.Append(more...)
 	hc, client, more := r.clients(ctx)
 	diags.Append(more...)
-	return plan.spec(), timeout, hc, client, diags
+	return s, timeout, hc, client, diags
+}
+
+// readWriteOnly fills the write-only attributes, null in plan and state, from the configuration.
+func readWriteOnly(ctx context.Context, config tfsdk.Config, m *model) diag.Diagnostics {
+	var diags diag.Diagnostics
+	diags.Append(config.GetAttribute(ctx, path.Root("set_wo"), &m.SetWO)...)
+	diags.Append(config.GetAttribute(ctx, path.Root("repository_password_wo"), &m.RepositoryPasswordWO)...)
+	return diags
+}
+
+// rememberWriteOnly records the value paths an apply set from set_wo (privateWriteOnly).
+func rememberWriteOnly(ctx context.Context, private interface {
+	SetKey(context.Context, string, []byte) diag.Diagnostics
+}, s spec) diag.Diagnostics {
+	var names []string
+	for _, set := range s.Sets {
+		if set.Attribute == "set_wo" {
+			names = append(names, set.Name)
+		}
+	}
+	var raw []byte
+	if len(names) > 0 {
+		raw, _ = json.Marshal(names)
+	}
+	return private.SetKey(ctx, privateWriteOnly, raw)
 }
 
 // clients returns a Helm client on the provider's cluster that logs to tflog and marks the

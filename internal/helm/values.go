@@ -17,12 +17,27 @@ import (
 // with `\.` for a literal dot), Value its value. With String the value is
 // always a string (`--set-string`); otherwise "true", "false", "null" and
 // integers are typed as helm does. A Sensitive value is never printed: errors
-// and contradictions show "(sensitive value)" in its place.
+// and contradictions show "(sensitive value)" in its place. Attribute names the
+// configuration attribute it came from in messages (default: "set", or
+// "set_sensitive" when Sensitive).
 type Set struct {
 	Name      string
 	Value     string
 	String    bool
 	Sensitive bool
+	Attribute string
+}
+
+// attribute is the configuration attribute the entry came from, for messages.
+func (s Set) attribute() string {
+	switch {
+	case s.Attribute != "":
+		return s.Attribute
+	case s.Sensitive:
+		return "set_sensitive"
+	default:
+		return "set"
+	}
 }
 
 // shown is the value as errors may print it.
@@ -124,11 +139,7 @@ func applySets(dst map[string]any, sets []Set) error {
 			return fmt.Errorf("set entry with value %s has no name", s.shown())
 		}
 		if err := checkSetName(s.Name); err != nil {
-			kind := "set"
-			if s.Sensitive {
-				kind = "set_sensitive"
-			}
-			return fmt.Errorf("%s %q: %w", kind, s.Name, err)
+			return fmt.Errorf("%s %q: %w", s.attribute(), s.Name, err)
 		}
 		entry := s.Name + "=" + escapeSetValue(s.Value)
 		var err error
@@ -140,9 +151,9 @@ func applySets(dst map[string]any, sets []Set) error {
 		if err != nil {
 			if s.Sensitive {
 				// strvals errors quote the entry, value included.
-				return fmt.Errorf("set_sensitive %q: the value path or value cannot be parsed", s.Name)
+				return fmt.Errorf("%s %q: the value path or value cannot be parsed", s.attribute(), s.Name)
 			}
-			return fmt.Errorf("set %q: %w", s.Name, err)
+			return fmt.Errorf("%s %q: %w", s.attribute(), s.Name, err)
 		}
 	}
 	return nil
@@ -269,8 +280,8 @@ type Contradiction struct {
 	// Raw is what the raw source sets at Key (nil when it deletes it or
 	// replaces a parent with a non-map).
 	Raw any
-	// Source is "values[<i>]" for a YAML document, "set[<name>]" or
-	// "set_sensitive[<name>]".
+	// Source is "values[<i>]" for a YAML document, else the set entry's
+	// attribute and name: "set[<name>]", "set_sensitive[<name>]", "set_wo[<name>]".
 	Source string
 	// Sensitive hides Raw when printed.
 	Sensitive bool
@@ -331,11 +342,7 @@ func Contradictions(typed map[string]any, docs []string, sets []Set) ([]Contradi
 		if err := applySets(tree, []Set{s}); err != nil {
 			return nil, err
 		}
-		source := "set[" + s.Name + "]"
-		if s.Sensitive {
-			source = "set_sensitive[" + s.Name + "]"
-		}
-		check(source, s.Sensitive, tree)
+		check(s.attribute()+"["+s.Name+"]", s.Sensitive, tree)
 	}
 	return out, nil
 }
@@ -439,4 +446,36 @@ func normalize(v any) any {
 		return s
 	}
 	return v
+}
+
+// MaskPaths returns a copy of values with every value path in names set to the same placeholder:
+// two releases' values compared after masking the same paths differ only elsewhere. Write-only
+// entries (set_wo) are masked this way, since state does not hold their values.
+func MaskPaths(values map[string]any, names []string) (map[string]any, error) {
+	out, err := deepCopy(values)
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range names {
+		if err := checkSetName(name); err != nil {
+			return nil, fmt.Errorf("value path %q: %w", name, err)
+		}
+		if err := strvals.ParseIntoString(name+"=(write-only)", out); err != nil {
+			return nil, fmt.Errorf("value path %q: %w", name, err)
+		}
+	}
+	return out, nil
+}
+
+// deepCopy copies a values tree (maps, lists and scalars, as YAML or JSON decode them).
+func deepCopy(values map[string]any) (map[string]any, error) {
+	b, err := yaml.Marshal(values)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]any{}
+	if err := yaml.Unmarshal(b, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
 }

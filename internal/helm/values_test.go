@@ -252,3 +252,36 @@ func TestCheckSetName(t *testing.T) {
 		}
 	}
 }
+
+// TestMaskPaths: the same paths masked in two values trees make them equal exactly when they
+// differ only there, the input is left alone, and a malformed path is an error.
+func TestMaskPaths(t *testing.T) {
+	want := map[string]any{"a": map[string]any{"b": "x", "c": 2}}
+	liveA := map[string]any{"b": "secret", "c": 2}
+	live := map[string]any{"a": liveA, "l": []any{nil, "token"}}
+	names := []string{"a.b", "l[1]"}
+	w, err := MaskPaths(want, names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := MaskPaths(live, names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(w, l) {
+		t.Errorf("masked trees differ:\n%v\n%v", w, l)
+	}
+	if liveA["b"] != "secret" {
+		t.Errorf("MaskPaths changed its input: %v", live)
+	}
+	liveA["c"] = 3
+	if l, err = MaskPaths(live, names); err != nil {
+		t.Fatal(err)
+	}
+	if reflect.DeepEqual(w, l) {
+		t.Errorf("a difference outside the masked paths was masked too: %v", l)
+	}
+	if _, err := MaskPaths(want, []string{"a..b"}); err == nil {
+		t.Error("a malformed path was accepted")
+	}
+}
