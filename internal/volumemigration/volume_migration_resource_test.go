@@ -55,14 +55,29 @@ func newFixture(t *testing.T) *fixture {
 		needed(t, "no node of the cluster runs on this machine (the nodes file of the local cluster names none): the test reads the volumes' files here")
 	}
 	ctx := context.Background()
-	n, err := client.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
-	if err != nil {
+	// The kubelet lists the node's images in its status every few seconds: right after the
+	// cluster starts, an image it has may not be listed yet.
+	var n *corev1.Node
+	missing := ""
+	err := kube.Poll(ctx, time.Second, 30*time.Second, "the node's status to list the images", func(ctx context.Context) (bool, string, error) {
+		got, err := client.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		n, missing = got, ""
+		for _, image := range []string{rsyncImage, acctest.BusyboxImage} {
+			if !hasImage(got, image) {
+				missing = image
+				return false, image + " is not listed", nil
+			}
+		}
+		return true, "", nil
+	})
+	if n == nil {
 		t.Fatal(err)
 	}
-	for _, image := range []string{rsyncImage, acctest.BusyboxImage} {
-		if !hasImage(n, image) {
-			needed(t, fmt.Sprintf("image %s is not on node %s: tools/kube/cluster.sh up builds and imports it (a cluster started before it had the image needs `tools/kube/cluster.sh down` and up)", image, node))
-		}
+	if missing != "" {
+		needed(t, fmt.Sprintf("image %s is not on node %s: tools/kube/cluster.sh up builds and imports it (a cluster started before it had the image needs `tools/kube/cluster.sh down` and up)", missing, node))
 	}
 	f := &fixture{client: client, node: node, hostname: n.Labels[volumes.HostnameLabel], ns: acctest.RandomName("migration"),
 		source: acctest.RandomName("migration-from"), target: acctest.RandomName("migration-to")}
@@ -139,22 +154,30 @@ func (f *fixture) volumeWith(t *testing.T, name, class string, mode corev1.Persi
 	return dir
 }
 
-// claim makes a ReadWriteOnce claim of the source class.
-func (f *fixture) claim(t *testing.T, name string) {
+// claim makes a ReadWriteOnce claim of the source class, bound to the volume whose directory is
+// dir (volume's result), or to any volume of the class when dir is "".
+func (f *fixture) claim(t *testing.T, name, dir string) {
 	t.Helper()
-	f.claimWith(t, name, corev1.ReadWriteOnce)
+	f.claimWith(t, name, dir, corev1.ReadWriteOnce)
 }
 
-// claimWith makes a claim of the source class with one access mode.
-func (f *fixture) claimWith(t *testing.T, name string, mode corev1.PersistentVolumeAccessMode) {
+// claimWith makes a claim of the source class with one access mode, bound as for claim. A test
+// with two volumes of the class names each claim's: the binder picks either otherwise, and a
+// test once waited for records in the volume the other claim had been given.
+func (f *fixture) claimWith(t *testing.T, name, dir string, mode corev1.PersistentVolumeAccessMode) {
 	t.Helper()
 	class := f.source
+	volume := ""
+	if dir != "" {
+		volume = filepath.Base(dir) // volumeWith names the volume after its directory
+	}
 	_, err := f.client.CoreV1().PersistentVolumeClaims(f.ns).Create(context.Background(), &corev1.PersistentVolumeClaim{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: f.ns, Labels: map[string]string{"app": name}, Annotations: map[string]string{"team": "storage"}},
 		Spec: corev1.PersistentVolumeClaimSpec{
 			StorageClassName: &class,
 			AccessModes:      []corev1.PersistentVolumeAccessMode{mode},
 			Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: k8sresource.MustParse("64Mi")}},
+			VolumeName:       volume,
 		},
 	}, metav1.CreateOptions{})
 	if err != nil {
@@ -291,10 +314,10 @@ resource "clusterstorage_volume_migration" "test" {
 func TestAccVolumeMigration_deployment(t *testing.T) {
 	f := newFixture(t)
 	src := f.volume(t, acctest.RandomName("migration-src"), f.source)
-	f.volume(t, acctest.RandomName("migration-bare"), f.source)
+	bare := f.volume(t, acctest.RandomName("migration-bare"), f.source)
 	dst := f.volume(t, acctest.RandomName("migration-dst"), f.target)
-	f.claim(t, "data")
-	f.claim(t, "scratch")
+	f.claim(t, "data", src)
+	f.claim(t, "scratch", bare)
 	f.writer(t, "writer", "data", src)
 	_, err := f.client.CoreV1().Pods(f.ns).Create(context.Background(), &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "debug", Namespace: f.ns}, Spec: podSpec("scratch", "sleep 3600"),
@@ -481,7 +504,7 @@ func testResume(t *testing.T, kill func(context.Context, *volumemigration.Migrat
 	f := newFixture(t)
 	src := f.volume(t, acctest.RandomName("migration-src"), f.source)
 	dst := f.volume(t, acctest.RandomName("migration-dst"), f.target)
-	f.claim(t, "data")
+	f.claim(t, "data", src)
 	f.writer(t, "writer", "data", src)
 	name := "clusterstorage_volume_migration.test"
 
@@ -534,7 +557,7 @@ func TestAccVolumeMigration_rollback(t *testing.T) {
 	f := newFixture(t)
 	src := f.volumeWith(t, acctest.RandomName("migration-src"), f.source, corev1.ReadWriteOncePod)
 	f.volumeWith(t, acctest.RandomName("migration-dst"), f.target, corev1.ReadWriteOncePod)
-	f.claimWith(t, "data", corev1.ReadWriteOncePod)
+	f.claimWith(t, "data", src, corev1.ReadWriteOncePod)
 	f.writer(t, "writer", "data", src)
 	config := strings.Replace(f.config("data", f.target), rsyncImage, "localhost/clusterstorage/no-such-image:1", 1)
 	resource.Test(t, resource.TestCase{
