@@ -377,9 +377,7 @@ func (r *Resource) Read(ctx context.Context, req resource.ReadRequest, resp *res
 
 // valuesToCompare returns the values state asks for and the live release's, each with the value paths
 // set_wo set masked (state holds no values for them).
-func valuesToCompare(ctx context.Context, private interface {
-	GetKey(context.Context, string) ([]byte, diag.Diagnostics)
-}, state model, st *helm.Status) (want, live map[string]any, err error) {
+func valuesToCompare(ctx context.Context, private importmark.Getter, state model, st *helm.Status) (want, live map[string]any, err error) {
 	want, err = state.spec().valuesFor(st.ChartVersion)
 	if err != nil {
 		return nil, nil, err
@@ -614,9 +612,7 @@ func readWriteOnly(ctx context.Context, config tfsdk.Config, m *model) diag.Diag
 }
 
 // rememberWriteOnly records the value paths an apply set from set_wo (privateWriteOnly).
-func rememberWriteOnly(ctx context.Context, private interface {
-	SetKey(context.Context, string, []byte) diag.Diagnostics
-}, s spec) diag.Diagnostics {
+func rememberWriteOnly(ctx context.Context, private importmark.Setter, s spec) diag.Diagnostics {
 	var names []string
 	for _, set := range s.Sets {
 		if set.Attribute == "set_wo" {

@@ -25,7 +25,7 @@ import (
 // key is the private state key of the mark.
 const key = "imported"
 
-// Getter reads private state (a ReadRequest's Private).
+// Getter reads private state (a ReadRequest's Private, or any request's).
 type Getter interface {
 	GetKey(ctx context.Context, key string) ([]byte, diag.Diagnostics)
 }
