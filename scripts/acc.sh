@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The acceptance suite under several CLIs at once, on one cluster (called by scripts/test.sh).
 #
-#   scripts/acc.sh CLI... [CLI:REGEX...]
+#   scripts/acc.sh CLI... [CLI!SKIP...] [CLI:REGEX...]
 #
-# A plain CLI runs every acceptance test. CLI:REGEX runs only the tests REGEX matches, in the
-# packages that have one (the oldest supported Terraform runs a smoke subset this way).
+# A plain CLI runs every acceptance test; CLI!SKIP every one but those SKIP matches (go test
+# -skip: tests of CLI-independent machinery that another CLI runs). CLI:REGEX runs only the tests
+# REGEX matches, in the packages that have one (the oldest supported Terraform runs a smoke subset
+# this way).
 # One worker per CLI runs the acceptance tests (TestAcc*) package by package, one package at a
 # time, as `go test -p 1` would. The workers run side by side: most of the suite waits on the
 # cluster (Helm waits, fio runtimes, k3s restarts), so two CLIs take little longer than one.
@@ -23,7 +25,6 @@ TESTARGS="${TESTARGS:-}"
 LOCKS="$ROOT/.acc/locks"
 LOGS="$ROOT/.acc/logs"
 mkdir -p "$LOCKS" "$LOGS"
-rm -f "$ROOT/.acc/flaky.txt"
 
 # acc_group PKG: the lock group of an acceptance package. "*" runs alone.
 acc_group() {
@@ -31,6 +32,8 @@ acc_group() {
 	# OpenEBS's fixed class names (openebs-hostpath, mayastor-etcd-localpv), Longhorn's CRDs,
 	# and which class is the cluster's default.
 	backend | capacity | storageclass) echo backend ;;
+	# Both run fio on the same node, one at a time, as they did as one package.
+	benchmark | comparison) echo benchmark ;;
 	# The migration restarts k3s on node 3, where any test's pods may run.
 	k3smigration) echo '*' ;;
 	*) echo "$1" ;;
@@ -41,7 +44,7 @@ acc_group() {
 # in all), then the others longest first, k3smigration last (it waits for everything else). The
 # first worker takes them in this order, the second from the other end, so that while one runs
 # the backend group the other runs the rest.
-order=(backend capacity storageclass benchmark localpv provider k3smigration)
+order=(backend capacity storageclass benchmark comparison localpv provider k3smigration)
 found=()
 while IFS= read -r dir; do
 	found+=("$(basename "$dir")")
@@ -58,11 +61,12 @@ done
 
 # run_tests CLI REGEX PKG LOG: go test of PKG's tests that REGEX matches under CLI, its output
 # shown and kept in LOG.
+# ACC_SKIP, when set, names tests to skip.
 run_tests() {
 	local cli="$1" run="$2" pkg="$3" log="$4"
 	# shellcheck disable=SC2086
 	CGO_ENABLED=0 TF_ACC=1 TF_ACC_TERRAFORM_PATH="$ROOT/bin/$cli" \
-		go test -trimpath -count=1 -timeout 60m -run "$run" $TESTARGS "./internal/$pkg/" 2>&1 | tee "$log"
+		go test -trimpath -count=1 -timeout 60m -run "$run" ${ACC_SKIP:+-skip "$ACC_SKIP"} $TESTARGS "./internal/$pkg/" 2>&1 | tee "$log"
 }
 
 # try_package CLI REGEX PKG: runs PKG's acceptance tests that REGEX matches under CLI when its
@@ -135,8 +139,11 @@ worker() {
 pids=()
 i=0
 for spec in "$@"; do
-	cli="${spec%%:*}" run='^TestAcc'
+	cli="${spec%%:*}" run='^TestAcc' skip=""
 	mine=("${packages[@]}")
+	if [[ $spec == *!* ]]; then
+		cli="${spec%%!*}" skip="${spec#*!}"
+	fi
 	if [[ $spec == *:* ]]; then
 		# Only the packages with a test the subset names (linking a test binary takes seconds).
 		run="${spec#*:}" mine=()
@@ -155,8 +162,9 @@ for spec in "$@"; do
 		fi
 		i=$((i + 1))
 	fi
-	printf '==> acceptance tests under %s (%s): %s in %s\n' "$cli" "$("bin/$cli" version | head -1)" "$run" "${mine[*]}"
-	worker "$cli" "$run" "${mine[@]}" 2>&1 | sed -u "s/^/[$cli] /" &
+	printf '==> acceptance tests under %s (%s): %s%s in %s\n' "$cli" "$("bin/$cli" version | head -1)" "$run" \
+		"${skip:+ but $skip}" "${mine[*]}"
+	ACC_SKIP="$skip" worker "$cli" "$run" "${mine[@]}" 2>&1 | sed -u "s/^/[$cli] /" &
 	pids+=($!)
 done
 
@@ -168,5 +176,6 @@ if [[ -s $ROOT/.acc/flaky.txt ]]; then
 	printf '==> flaky (failed, then passed alone):\n'
 	cat "$ROOT/.acc/flaky.txt"
 fi
-printf '==> acceptance tests under %s: %s in %ds\n' "${*%%:*}" "$([[ $status == 0 ]] && echo passed || echo FAILED)" "$SECONDS"
+specs=("${@%%:*}")
+printf '==> acceptance tests under %s: %s in %ds\n' "${specs[*]%%!*}" "$([[ $status == 0 ]] && echo passed || echo FAILED)" "$SECONDS"
 exit "$status"

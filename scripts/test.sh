@@ -9,6 +9,8 @@
 #   TEST_CLIS                      which CLIs run the acceptance suite (default: "terraform tofu")
 #   SMOKE_CLIS                     which CLIs run only its smoke subset, SMOKE_RUN (default:
 #                                  "terraform1.5", the oldest supported Terraform)
+#   FIRST_CLI_ONLY                 acceptance tests only the first of TEST_CLIS runs (a regex;
+#                                  default: the backend's tests of Helm machinery, see below)
 #   TESTARGS                       extra arguments for go test (e.g. -run TestAccStorageClass)
 set -euo pipefail
 
@@ -21,9 +23,18 @@ SMOKE_CLIS="${SMOKE_CLIS-terraform1.5}"
 # One test of each resource and data source kind that needs no backend install: the provider's
 # configuration, a class, a local volume, a benchmark of a node path.
 SMOKE_RUN='^TestAcc(Provider_.*|StorageClass_lifecycle|LocalPV_lifecycle|StorageBenchmark_nodePath)$'
+# The storage backend's tests of what no CLI takes part in (the Helm machinery: chart versions and
+# sources, preflight checks, the destroy guard, foreign and killed Helm 3 releases, Longhorn,
+# Mayastor) run under the first CLI only: they are half of the backend package's time, and the
+# backend package is the suite's longest path. Under every CLI run its lifecycle, drift, unknown
+# values at plan, write-only values, imports and moves, interrupted and killed applies, and the
+# forced destroy: what a CLI's protocol and its handling of signals can change.
+FIRST_CLI_ONLY="${FIRST_CLI_ONLY-^TestAccStorageBackend_(longhorn|longhornVersions|mayastorEtcdOnThreeNodes|preflight|preflightPerNode|clusterChecks|snapshotCRDsKept|guardByDriver|guardInternalClaims|openebs40EnginesOff|chartSources|unverifiedVersion|helm3KilledInstall|foreignPendingRelease|foreignPendingUpgrade|neverReady|k3sHelmChart|defaultClassDemotion)\$}"
 TESTARGS="${TESTARGS:-}"
 ACC_DIR="$ROOT/.acc"
-mkdir -p "$ACC_DIR"
+mkdir -p "$ACC_DIR/locks"
+# What failed and then passed when run again alone (scripts/unit.sh, scripts/acc.sh).
+rm -f "$ACC_DIR/flaky.txt"
 
 log() { printf '==> %s\n' "$*" >&2; }
 
@@ -60,11 +71,13 @@ log "building helm3"
 make --no-print-directory bin/helm3
 
 started_cluster=""
+unit_pid=""
+# shellcheck disable=SC2317 # run by the EXIT trap
 cleanup() {
 	status=$?
-	if [[ -n $smoke_pid ]]; then
-		kill -- "-$smoke_pid" 2>/dev/null || true
-	fi
+	for pid in "$smoke_pid" "$unit_pid"; do
+		[[ -z $pid ]] || kill -- "-$pid" 2>/dev/null || true
+	done
 	if [[ -n "$started_cluster" ]]; then
 		log "stopping the local cluster"
 		tools/kube/cluster.sh down || status=1
@@ -89,26 +102,24 @@ fi
 log "examples: fmt and validate"
 scripts/check-examples.sh
 
-# Every go test but the race detector's runs without cgo, as releases are built (GNUmakefile).
-# Unit tests, and the integration tests of the machinery packages (Helm against the cluster in
-# KUBECONFIG, SSH against a real sshd), which do not depend on the CLI and so run once.
-log "unit and integration tests"
-# shellcheck disable=SC2086
-# The k3s migration's stand-in tests alone take about 10 minutes on 2 cores (go test's default
-# timeout for a package).
-CGO_ENABLED=0 go test -trimpath -count=1 -timeout 25m $TESTARGS ./...
-# The SSH machinery runs goroutines per session: its tests run under the race detector too.
-log "internal/node under the race detector"
-# shellcheck disable=SC2086
-go test -trimpath -race -count=1 $TESTARGS ./internal/node/...
+# The unit and integration tests do not depend on the CLI and so run once; they run beside the
+# cluster and acceptance tests (which mostly wait on the cluster), in a session of their own so
+# that cleanup stops them with everything they started. Their output is shown when they are done.
+log "unit and integration tests, beside the tests below (.acc/unit.log, shown when they end)"
+setsid --wait scripts/unit.sh >"$ACC_DIR/unit.log" 2>&1 &
+unit_pid=$!
 
 # Tests against the cluster that run no CLI (named TestCluster*: the migration machinery on the
-# k3s-shaped node, the node itself) run once, one package at a time, as the acceptance tests do.
-# Only the packages that have such tests: linking a test binary takes seconds.
+# k3s-shaped node, the node itself) run once, one package at a time, holding the cluster lock
+# alone as the k3s migration's acceptance tests do (scripts/acc.sh): they restart k3s on node 3,
+# where any test's pods may run. Only the packages that have such tests: linking a test binary
+# takes seconds.
+status=0
 log "cluster tests without a CLI"
 mapfile -t cluster_pkgs < <(grep -l '^func TestCluster' internal/*/*_test.go | xargs -n1 dirname | sort -u | sed 's|^|./|')
 # shellcheck disable=SC2086
-CGO_ENABLED=0 TF_ACC=1 go test -trimpath -count=1 -p 1 -timeout 30m -run '^TestCluster' $TESTARGS "${cluster_pkgs[@]}"
+CGO_ENABLED=0 TF_ACC=1 flock -x "$ACC_DIR/locks/cluster" \
+	go test -trimpath -count=1 -p 1 -timeout 30m -run '^TestCluster' $TESTARGS "${cluster_pkgs[@]}" || status=1
 
 # The acceptance tests under each CLI, the CLIs side by side; packages that share cluster-wide
 # names never run at once (scripts/acc.sh).
@@ -124,6 +135,17 @@ if [[ -n $smoke_pid ]]; then
 		smoke+=("$cli:$SMOKE_RUN")
 	done
 fi
+whole=()
+for cli in $TEST_CLIS; do
+	whole+=("$cli${whole[0]:+${FIRST_CLI_ONLY:+!$FIRST_CLI_ONLY}}")
+done
 log "acceptance tests under: $TEST_CLIS${SMOKE_CLIS:+ (and the smoke subset under $SMOKE_CLIS)}"
-# shellcheck disable=SC2086
-scripts/acc.sh $TEST_CLIS "${smoke[@]}"
+scripts/acc.sh "${whole[@]}" "${smoke[@]}" || status=1
+
+log "unit and integration tests (they ran beside the tests above)"
+unit_status=0
+wait "$unit_pid" || unit_status=$?
+unit_pid=""
+cat "$ACC_DIR/unit.log"
+[[ $unit_status == 0 ]] || status=1
+exit "$status"
