@@ -3,6 +3,7 @@ package backend_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,7 +11,10 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/acctest"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/helm"
@@ -18,7 +22,7 @@ import (
 
 // TestAccStorageBackend_rawValuesAndDrift: raw values and set entries reach the chart, one that
 // contradicts a typed setting fails the plan, and an upgrade or uninstall made with Helm outside
-// Terraform shows in the next plan.
+// Terraform, and a kubectl edit or delete of the release's objects, show in the next plan.
 func TestAccStorageBackend_rawValuesAndDrift(t *testing.T) {
 	f := newFixture(t)
 	class := acctest.RandomName("acc-hostpath")
@@ -88,6 +92,19 @@ func TestAccStorageBackend_rawValuesAndDrift(t *testing.T) {
 				},
 			},
 			{
+				// kubectl edit of a field the chart sets, and kubectl delete of an object of the
+				// release: the plan upgrades the release, which puts both back.
+				PreConfig: func() { f.editLikeKubectl("app", "edited", "-localpv-provisioner-config") },
+				Config:    f.openebs("4.4.0", typed, raw),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("revision"), knownvalue.Int64Exact(4)),
+				},
+				Check: f.checkProvisionerLabel("app", "localpv-provisioner"),
+			},
+			{
 				// A chart version changed outside Terraform shows in `version`.
 				PreConfig: func() {
 					live, err := f.release()
@@ -107,7 +124,7 @@ func TestAccStorageBackend_rawValuesAndDrift(t *testing.T) {
 					plancheck.ExpectKnownValue(addr, tfjsonpath.New("version"), knownvalue.StringExact("4.4.0")),
 				}},
 				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(addr, tfjsonpath.New("revision"), knownvalue.Int64Exact(5)),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("revision"), knownvalue.Int64Exact(6)),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("chart_version"), knownvalue.StringExact("4.4.0")),
 				},
 			},
@@ -135,4 +152,56 @@ func TestAccStorageBackend_rawValuesAndDrift(t *testing.T) {
 			},
 		},
 	})
+}
+
+// provisionerDeployment returns the release's provisioner Deployment.
+func (f *fixture) provisionerDeployment(ctx context.Context) *appsv1.Deployment {
+	f.t.Helper()
+	list, err := f.client.AppsV1().Deployments(f.ns).List(ctx, metav1.ListOptions{LabelSelector: "release=openebs"})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	for i := range list.Items {
+		if list.Items[i].Spec.Template.Labels["app"] == "localpv-provisioner" {
+			return &list.Items[i]
+		}
+	}
+	f.t.Fatalf("no localpv-provisioner Deployment of release openebs in %s (%d Deployments)", f.ns, len(list.Items))
+	return nil
+}
+
+// editLikeKubectl changes label key of the provisioner Deployment to value with an update, as
+// kubectl edit does (another field manager, the whole object written back), and deletes the
+// release's ConfigMap whose name ends in configMapSuffix.
+func (f *fixture) editLikeKubectl(key, value, configMapSuffix string) {
+	f.t.Helper()
+	ctx := context.Background()
+	d := f.provisionerDeployment(ctx)
+	d.Labels[key] = value
+	if _, err := f.client.AppsV1().Deployments(f.ns).Update(ctx, d, metav1.UpdateOptions{FieldManager: "kubectl-edit"}); err != nil {
+		f.t.Fatal(err)
+	}
+	cms, err := f.client.CoreV1().ConfigMaps(f.ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	for _, cm := range cms.Items {
+		if strings.HasSuffix(cm.Name, configMapSuffix) {
+			if err := f.client.CoreV1().ConfigMaps(f.ns).Delete(ctx, cm.Name, metav1.DeleteOptions{}); err != nil {
+				f.t.Fatal(err)
+			}
+			return
+		}
+	}
+	f.t.Fatalf("no ConfigMap *%s in %s", configMapSuffix, f.ns)
+}
+
+// checkProvisionerLabel checks that the provisioner Deployment's label key is value.
+func (f *fixture) checkProvisionerLabel(key, value string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		if got := f.provisionerDeployment(context.Background()).Labels[key]; got != value {
+			return fmt.Errorf("label %s of the provisioner Deployment is %q, want %q", key, got, value)
+		}
+		return nil
+	}
 }

@@ -43,7 +43,9 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 		MarkdownDescription: "A storage system (Longhorn or OpenEBS) installed as a Helm release through the Helm 4 SDK, with typed, " +
 			"version-aware settings. Installs and upgrades are atomic (a failed install is removed, a failed upgrade rolled back), " +
 			"a release this provider installed and an interrupted apply left pending is repaired on the next apply (never a release someone else made, " +
-			"nor one whose operation may still be running), changes made with `helm` show as a diff, destroy refuses while any volume of the " +
+			"nor one whose operation may still be running), changes made with `helm` show as a diff, and so do changes to the release's objects " +
+			"(a field the chart sets changed with `kubectl edit` or `kubectl patch`, an object deleted; the plan's warning names each object and " +
+			"field, and the apply upgrades the release back; which class is the default is left out), destroy refuses while any volume of the " +
 			"backend's drivers exists (on any StorageClass, Released ones too), an update refuses while it would strand volumes (an engine turned " +
 			"off, a data path moved; `force_strand_volumes`), a backend whose class is the default takes the mark from the " +
 			"other classes, and `footprint` reports what the backend's pods ask for. New releases are applied server-side (Helm 4's default); " +

@@ -352,7 +352,7 @@ func (r *Resource) Read(ctx context.Context, req resource.ReadRequest, resp *res
 	}
 	resp.Diagnostics.Append(observe(ctx, hc, &state, st)...)
 
-	// Drift: chart version, values, status.
+	// Drift: chart version, values, status, and the release's objects on the cluster.
 	var drift []string
 	if !satisfies(st.ChartVersion, strings.TrimPrefix(state.Version.ValueString(), "v")) {
 		drift = append(drift, fmt.Sprintf("chart version %s is installed, not %s.", st.ChartVersion, state.Version.ValueString()))
@@ -365,6 +365,9 @@ func (r *Resource) Read(ctx context.Context, req resource.ReadRequest, resp *res
 		drift = append(drift, fmt.Sprintf("the values of revision %d differ from the configuration (keys: %s).",
 			st.Revision, strings.ReplaceAll(valuesDiff(want, live), "\n", " ")))
 	}
+	if st.Status == "deployed" && !imported {
+		drift = append(drift, objectDrift(ctx, hc, st)...)
+	}
 	var msg []byte
 	if len(drift) > 0 {
 		text := "Helm release " + ns + "/" + name + ": " + strings.Join(drift, " ")
@@ -373,6 +376,22 @@ func (r *Resource) Read(ctx context.Context, req resource.ReadRequest, resp *res
 	}
 	resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateDrift, msg)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+// objectDrift says which of the release's objects were changed or deleted on the cluster since
+// Helm applied them (kubectl edit, kubectl delete), in words for the drift message; nothing when
+// none was. A check that fails is logged and taken as no drift: the refresh goes on.
+func objectDrift(ctx context.Context, hc *helm.Client, st *helm.Status) []string {
+	changed, err := hc.ObjectDrift(ctx, st)
+	if err != nil {
+		tflog.Warn(ctx, "Checking the release's objects for changes made on the cluster failed", map[string]any{"error": err.Error()})
+		return nil
+	}
+	if len(changed) == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("objects of revision %d were changed on the cluster since Helm applied them: %s.",
+		st.Revision, strings.Join(changed, "; "))}
 }
 
 // valuesToCompare returns the values state asks for and the live release's, each with the value paths
@@ -444,7 +463,8 @@ func (r *Resource) Update(ctx context.Context, req resource.UpdateRequest, resp 
 	case err != nil:
 		resp.Diagnostics.AddError("Reading Helm release "+s.id()+" failed", readFailure(s.Namespace, err))
 		return
-	case live.Status == "deployed" && live.ChartVersion == rel.Chart.Metadata.Version && sameValues(rel.Values, live.Values):
+	case live.Status == "deployed" && live.ChartVersion == rel.Chart.Metadata.Version && sameValues(rel.Values, live.Values) &&
+		len(objectDrift(ctx, hc, live)) == 0:
 		tflog.Debug(ctx, "release already matches the configuration; no upgrade", map[string]any{"release": s.id()})
 		st = live
 	default:

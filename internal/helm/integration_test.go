@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -804,9 +805,11 @@ func TestIntegrationUpgradeTakesBackEditedFields(t *testing.T) {
 		Values: k.openebs(t, map[string]any{"engines.local.lvm.enabled": false, "engines.local.zfs.enabled": false}, ""),
 		Wait:   true, Timeout: 2 * time.Minute,
 	}
-	if _, err := k.c.Install(ctx, rel); err != nil {
+	st, err := k.c.Install(ctx, rel)
+	if err != nil {
 		t.Fatal(err)
 	}
+	wantDrift(ctx, t, k.c, st) // as installed: the server's defaults and others' fields are no drift
 	deployments := k.cs.AppsV1().Deployments(k.ns)
 	name := "openebs-localpv-provisioner"
 	d, err := deployments.Get(ctx, name, metav1.GetOptions{})
@@ -815,9 +818,17 @@ func TestIntegrationUpgradeTakesBackEditedFields(t *testing.T) {
 	}
 	zero := int32(0)
 	d.Spec.Replicas = &zero
+	metav1.SetMetaDataAnnotation(&d.ObjectMeta, "edited-by", "kubectl") // a field the chart does not set: no drift
 	if _, err := deployments.Update(ctx, d, metav1.UpdateOptions{FieldManager: "kubectl-edit"}); err != nil {
 		t.Fatal(err)
 	}
+	// Only the default mark of the release's class changes: which class is the default is the
+	// provider's to keep, not drift.
+	if _, err := k.cs.StorageV1().StorageClasses().Patch(ctx, k.class, types.MergePatchType,
+		[]byte(`{"metadata":{"annotations":{"storageclass.kubernetes.io/is-default-class":"false"}}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	wantDrift(ctx, t, k.c, st, "Deployment/"+k.ns+"/"+name+" (spec.replicas)")
 	rel.Values = k.openebs(t, map[string]any{"engines.local.lvm.enabled": false, "engines.local.zfs.enabled": false, "localpv-provisioner.localpv.resources.requests.cpu": "11m"}, "")
 	if _, err := k.c.Upgrade(ctx, rel); err != nil {
 		t.Fatalf("upgrade after kubectl edit: %v", err)
@@ -828,5 +839,26 @@ func TestIntegrationUpgradeTakesBackEditedFields(t *testing.T) {
 	}
 	if d.Spec.Replicas == nil || *d.Spec.Replicas != 1 {
 		t.Errorf("replicas after the upgrade: %v, want the chart's 1", d.Spec.Replicas)
+	}
+	st, err = k.c.Get(rel.Name, rel.Namespace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantDrift(ctx, t, k.c, st)
+	if err := deployments.Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	wantDrift(ctx, t, k.c, st, "Deployment/"+k.ns+"/"+name+" (missing)")
+}
+
+// wantDrift checks that ObjectDrift of st lists exactly want.
+func wantDrift(ctx context.Context, t *testing.T, c *helm.Client, st *helm.Status, want ...string) {
+	t.Helper()
+	got, err := c.ObjectDrift(ctx, st)
+	if err != nil {
+		t.Fatalf("ObjectDrift: %v", err)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("ObjectDrift = %q, want %q", got, want)
 	}
 }

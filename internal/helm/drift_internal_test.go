@@ -1,0 +1,77 @@
+package helm
+
+import (
+	"slices"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+func TestDiffPaths(t *testing.T) {
+	was := map[string]any{
+		"metadata": map[string]any{"labels": map[string]any{"app": "a", "tier": "x"}},
+		"spec":     map[string]any{"replicas": int64(1), "ports": []any{int64(80)}, "same": "s"},
+	}
+	for _, tc := range []struct {
+		name string
+		is   map[string]any
+		want []string
+	}{
+		{"equal", was, nil},
+		{"changed, added and removed fields, in order", map[string]any{
+			"metadata": map[string]any{"labels": map[string]any{"app": "b", "new": "n"}},
+			"spec":     map[string]any{"replicas": int64(1), "ports": []any{int64(80)}, "same": "s"},
+		}, []string{"metadata.labels.app", "metadata.labels.new", "metadata.labels.tier"}},
+		{"a list is named as a whole", map[string]any{
+			"metadata": map[string]any{"labels": map[string]any{"app": "a", "tier": "x"}},
+			"spec":     map[string]any{"replicas": int64(1), "ports": []any{int64(81)}, "same": "s"},
+		}, []string{"spec.ports"}},
+		{"at most three paths", map[string]any{"a": 1, "b": 2, "c": 3, "d": 4}, []string{"a", "b", "c"}},
+	} {
+		if got := diffPaths("", was, tc.is, nil); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: diffPaths = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestWithoutWriteFields(t *testing.T) {
+	class := func(ann map[string]any) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+			"metadata": map[string]any{
+				"name": "c", "resourceVersion": "7", "generation": int64(2),
+				"managedFields": []any{"m"}, "annotations": ann,
+			},
+			"provisioner": "p",
+		}}
+	}
+	got := withoutWriteFields(class(map[string]any{
+		"storageclass.kubernetes.io/is-default-class":      "true",
+		"storageclass.beta.kubernetes.io/is-default-class": "true",
+		"keep": "k",
+	}))
+	want := withoutWriteFields(class(map[string]any{"keep": "k"}))
+	if p := diffPaths("", got, want, nil); p != nil {
+		t.Errorf("the default-class marks counted: %q", p)
+	}
+	meta := got["metadata"].(map[string]any)
+	for _, k := range []string{"resourceVersion", "generation", "managedFields"} {
+		if _, ok := meta[k]; ok {
+			t.Errorf("metadata.%s kept", k)
+		}
+	}
+	if ann := withoutWriteFields(class(map[string]any{"storageclass.kubernetes.io/is-default-class": "true"}))["metadata"].(map[string]any); ann["annotations"] != nil {
+		t.Errorf("annotations left empty rather than removed: %v", ann["annotations"])
+	}
+	pod := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Pod", "status": map[string]any{"phase": "Running"},
+		"metadata": map[string]any{"annotations": map[string]any{"storageclass.kubernetes.io/is-default-class": "true"}},
+	}}
+	c := withoutWriteFields(pod)
+	if _, ok := c["status"]; ok {
+		t.Error("status kept")
+	}
+	if c["metadata"].(map[string]any)["annotations"] == nil {
+		t.Error("a Pod's annotations were taken for a class's default marks")
+	}
+}
