@@ -44,7 +44,7 @@ type stored struct {
 	// Rounds is how many fio runs Result is the median of (0 for entries written before rounds
 	// existed: one run); Spread is the spread of each headline figure over them.
 	Rounds int               `json:"rounds,omitempty"`
-	Spread map[string]spread `json:"spread,omitempty"`
+	Spread map[string]Spread `json:"spread,omitempty"`
 }
 
 const storedVersion = 1

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	k8sresource "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,6 +15,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/testenv"
 )
 
 // This file tests the pod runner itself against the test cluster, where the Terraform CLI cannot
@@ -68,7 +68,7 @@ func TestAccStorageBenchmark_cancel(t *testing.T) {
 	t.Cleanup(func() { _ = client.StorageV1().StorageClasses().Delete(ctx, class, metav1.DeleteOptions{}) }) //nolint:errcheck // best effort
 	dir := t.TempDir()
 	pvName := class
-	if _, err := client.CoreV1().PersistentVolumes().Create(ctx, localVolume(pvName, class, dir, nodeName), metav1.CreateOptions{}); err != nil {
+	if _, err := client.CoreV1().PersistentVolumes().Create(ctx, testenv.LocalVolume(pvName, class, dir, nodeName), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = client.CoreV1().PersistentVolumes().Delete(ctx, pvName, metav1.DeleteOptions{}) }) //nolint:errcheck // best effort
@@ -79,7 +79,7 @@ func TestAccStorageBenchmark_cancel(t *testing.T) {
 	}
 	r := podRun{
 		Client:      client,
-		Target:      target{Kind: targetStorageClass, Name: class, Namespace: ns, VolumeSize: k8sresource.MustParse("1Gi")},
+		Target:      Target{Kind: TargetStorageClass, Name: class, Namespace: ns, VolumeSize: k8sresource.MustParse("1Gi")},
 		Spec:        testSpec(t, 5*time.Minute),
 		Image:       image,
 		PullPolicy:  policy,
@@ -124,23 +124,5 @@ func TestAccStorageBenchmark_cancel(t *testing.T) {
 	pv, err := client.CoreV1().PersistentVolumes().Get(ctx, pvName, metav1.GetOptions{})
 	if err != nil || pv.Spec.ClaimRef != nil {
 		t.Errorf("volume not released: %v %+v", err, pv.Spec.ClaimRef)
-	}
-}
-
-// localVolume is a 1 GiB local volume of class on dir of node, retained when its claim goes (the
-// pod tests here and the acceptance tests, through export_test.go, make theirs with it).
-func localVolume(name, class, dir, node string) *corev1.PersistentVolume {
-	return &corev1.PersistentVolume{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: corev1.PersistentVolumeSpec{
-			Capacity:                      corev1.ResourceList{corev1.ResourceStorage: k8sresource.MustParse("1Gi")},
-			AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-			PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
-			StorageClassName:              class,
-			PersistentVolumeSource:        corev1.PersistentVolumeSource{Local: &corev1.LocalVolumeSource{Path: dir}},
-			NodeAffinity: &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
-				MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "kubernetes.io/hostname", Operator: corev1.NodeSelectorOpIn, Values: []string{node}}},
-			}}}},
-		},
 	}
 }

@@ -17,11 +17,11 @@ import (
 // TestJobErrorsNameTheAttribute: values that do not fit together are reported on the attribute
 // the configuration sets, with what to do.
 func TestJobErrorsNameTheAttribute(t *testing.T) {
-	_, diags := cfg(func(m *model) {
+	_, diags := cfg(func(m *Model) {
 		m.StorageClass = types.StringValue("fast")
 		m.BlockSize = types.StringValue("4M")
 		m.Size = types.StringValue("2M")
-	}).request()
+	}).Request()
 	if diags.ErrorsCount() != 1 {
 		t.Fatalf("want one error, got %v", diags)
 	}

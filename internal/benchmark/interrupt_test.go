@@ -13,6 +13,7 @@ import (
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/acctest"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/benchmark"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/benchmark/benchtest"
 )
 
 // Ctrl-C of `terraform plan` while fio runs in its pod: terraform stops within seconds, and the
@@ -20,10 +21,10 @@ import (
 // testing cannot interrupt the CLI, so this test runs the CLI under test itself (devCLI), with the
 // provider built from this tree through dev_overrides, as a user would.
 func TestAccStorageBenchmark_interrupt(t *testing.T) {
-	e := setup(t)
+	e := benchtest.Setup(t)
 	start := devCLI(t, acctest.ProviderConfig())
-	class := e.class()
-	pv, dir := e.localPV(class, "")
+	class := e.Class()
+	pv, dir := e.LocalPV(class, "")
 	run := start(fmt.Sprintf(`
 data "clusterstorage_storage_benchmark" "test" {
   storage_class = %q
@@ -32,14 +33,14 @@ data "clusterstorage_storage_benchmark" "test" {
   runtime       = "10m"
   size          = "16M"
 %s}
-`, class, e.ns, e.node, podAttributes()))
+`, class, e.NS, e.Node, benchtest.PodAttributes()))
 
 	// Interrupt once fio runs: its run directory holds its file.
 	run.waitFor(t, "fio to run", 3*time.Minute, func() bool {
 		files, _ := filepath.Glob(filepath.Join(dir, ".clusterstorage-benchmark-*", "*"))
 		return len(files) > 0
 	})
-	pods, err := e.client.CoreV1().Pods(e.ns).List(context.Background(), metav1.ListOptions{LabelSelector: benchmark.LabelRun})
+	pods, err := e.Client.CoreV1().Pods(e.NS).List(context.Background(), metav1.ListOptions{LabelSelector: benchmark.LabelRun})
 	if err != nil || len(pods.Items) != 1 {
 		t.Fatalf("want the running fio pod, got %v %v", pods, err)
 	}
@@ -52,7 +53,7 @@ data "clusterstorage_storage_benchmark" "test" {
 	if out := run.out.String(); !strings.Contains(out, "cancelled while waiting for pod") {
 		t.Errorf("output does not say the benchmark was cancelled:\n%s", out)
 	}
-	for _, err := range []error{e.noLeftovers(false), noRunDirs(dir), e.volumeAvailable(pv)} {
+	for _, err := range []error{e.NoLeftovers(false), benchtest.NoRunDirs(dir), e.VolumeAvailable(pv)} {
 		if err != nil {
 			t.Error(err)
 		}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/acctest"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/benchmark"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/benchmark/benchtest"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
 )
 
@@ -125,10 +126,10 @@ func fioProcesses(dir string) []string {
 // Ctrl-C of `terraform plan` during a node-path benchmark stops fio on the node: no fio process
 // is left doing I/O in the node path afterwards, although the job had ten minutes to run.
 func TestAccStorageBenchmark_interruptNodePath(t *testing.T) {
-	e := setup(t)
+	e := benchtest.Setup(t)
 	sshd := acctest.StartSSHD(t)
 	dir := t.TempDir()
-	run := devCLI(t, acctest.ProviderConfigSSH(sshd, e.node))(fmt.Sprintf(`
+	run := devCLI(t, acctest.ProviderConfigSSH(sshd, e.Node))(fmt.Sprintf(`
 data "clusterstorage_storage_benchmark" "test" {
   node_path = %q
   node      = %q
@@ -137,7 +138,7 @@ data "clusterstorage_storage_benchmark" "test" {
   runtime   = "10m"
   size      = "16M"
 }
-`, dir, e.node, e.ns))
+`, dir, e.Node, e.NS))
 	// fio's job threads do I/O once its files exist.
 	run.waitFor(t, "fio to run on the node", 3*time.Minute, func() bool {
 		files, _ := filepath.Glob(filepath.Join(dir, ".clusterstorage-benchmark-*", "*"))
@@ -153,7 +154,7 @@ data "clusterstorage_storage_benchmark" "test" {
 	if left := fioProcesses(dir); len(left) > 0 {
 		t.Errorf("fio still runs on the node after the cancel: %v", left)
 	}
-	if err := noRunDirs(dir); err != nil {
+	if err := benchtest.NoRunDirs(dir); err != nil {
 		t.Error(err)
 	}
 }
@@ -163,9 +164,9 @@ data "clusterstorage_storage_benchmark" "test" {
 // later, while the killed run's own deadline is still minutes ahead) removes them with a warning,
 // and the static volume is Available again.
 func TestAccStorageBenchmark_sweepAfterKill(t *testing.T) {
-	e := setup(t)
-	class := e.class()
-	pv, dir := e.localPV(class, "")
+	e := benchtest.Setup(t)
+	class := e.Class()
+	pv, dir := e.LocalPV(class, "")
 	start := devCLI(t, acctest.ProviderConfig())
 	run := start(fmt.Sprintf(`
 data "clusterstorage_storage_benchmark" "test" {
@@ -178,7 +179,7 @@ data "clusterstorage_storage_benchmark" "test" {
     read = "15m"
   }
 %s}
-`, class, e.ns, e.node, podAttributes()))
+`, class, e.NS, e.Node, benchtest.PodAttributes()))
 	run.waitFor(t, "fio to run in its pod", 3*time.Minute, func() bool {
 		files, _ := filepath.Glob(filepath.Join(dir, ".clusterstorage-benchmark-*", "*"))
 		return len(files) > 0
@@ -190,7 +191,7 @@ data "clusterstorage_storage_benchmark" "test" {
 
 	ctx := context.Background()
 	sel := metav1.ListOptions{LabelSelector: benchmark.LabelRun}
-	pods, err := e.client.CoreV1().Pods(e.ns).List(ctx, sel)
+	pods, err := e.Client.CoreV1().Pods(e.NS).List(ctx, sel)
 	if err != nil || len(pods.Items) != 1 {
 		t.Fatalf("want the killed run's pod left, got %v %v", pods, err)
 	}
@@ -200,7 +201,7 @@ data "clusterstorage_storage_benchmark" "test" {
 	if err != nil {
 		t.Fatalf("pod %s has no expiry: %v", left.Name, left.Annotations)
 	}
-	claims, err := e.client.CoreV1().PersistentVolumeClaims(e.ns).List(ctx, sel)
+	claims, err := e.Client.CoreV1().PersistentVolumeClaims(e.NS).List(ctx, sel)
 	if err != nil || len(claims.Items) != 1 {
 		t.Fatalf("want the killed run's claim left, got %v %v", claims, err)
 	}
@@ -234,7 +235,7 @@ data "clusterstorage_storage_benchmark" "test" {
   runtime       = "1s"
   size          = "16M"
 %s}
-`, class, e.ns, e.node, podAttributes()))
+`, class, e.NS, e.Node, benchtest.PodAttributes()))
 	if err := second.wait(t, 3*time.Minute); err != nil {
 		t.Fatalf("the second run failed: %v\n%s", err, second.out.String())
 	}
@@ -244,7 +245,7 @@ data "clusterstorage_storage_benchmark" "test" {
 			t.Errorf("the second run does not say %q:\n%s", want, out)
 		}
 	}
-	for _, err := range []error{e.noLeftovers(false), e.volumeAvailable(pv), noRunDirs(dir)} {
+	for _, err := range []error{e.NoLeftovers(false), e.VolumeAvailable(pv), benchtest.NoRunDirs(dir)} {
 		if err != nil {
 			t.Error(err)
 		}
@@ -254,12 +255,12 @@ data "clusterstorage_storage_benchmark" "test" {
 // A pod whose image can never be pulled fails as soon as its events show the pull failing again,
 // not when the read times out.
 func TestAccStorageBenchmark_imageNeverPulls(t *testing.T) {
-	e := setup(t)
+	e := benchtest.Setup(t)
 	if !acctest.LocalCluster() {
 		t.Skip("needs the local cluster, whose node has no registry to pull from")
 	}
-	class := e.class()
-	e.localPV(class, "")
+	class := e.Class()
+	e.LocalPV(class, "")
 	var began time.Time
 	resource.ParallelTest(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
@@ -281,7 +282,7 @@ data "clusterstorage_storage_benchmark" "test" {
     read = "10m"
   }
 }
-`, class, e.ns, e.node),
+`, class, e.NS, e.Node),
 				ExpectError: acctest.ErrorRegexp(`its image could not be pulled \(\d+ times\)`),
 			},
 			{
@@ -291,7 +292,7 @@ data "clusterstorage_storage_benchmark" "test" {
 					if took > 2*time.Minute {
 						t.Errorf("the read took %s, not failing when the pull failed again", took)
 					}
-					if err := e.noLeftovers(false); err != nil {
+					if err := e.NoLeftovers(false); err != nil {
 						t.Error(err)
 					}
 				},

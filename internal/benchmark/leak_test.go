@@ -1,22 +1,15 @@
 package benchmark_test
 
 import (
-	"bytes"
-	"context"
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
-	appsv1 "k8s.io/api/apps/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/acctest"
-	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/benchmark/benchtest"
 )
 
 // smallFilesystem mounts an 8 MiB tmpfs on a new directory, so that fio runs out of space there.
@@ -42,10 +35,10 @@ const noSpace = `(fio job "database" failed with error 28: .*(No space left on d
 // fio fails (no space for its file): the error carries fio's own message, and the pod, the claim
 // and the run directory are gone; so is the run directory over SSH.
 func TestAccStorageBenchmark_fioFailure(t *testing.T) {
-	e := setup(t)
-	class := e.class()
+	e := benchtest.Setup(t)
+	class := e.Class()
 	full := smallFilesystem(t)
-	pv, _ := e.localPV(class, full)
+	pv, _ := e.LocalPV(class, full)
 	sshd := acctest.StartSSHD(t)
 	resource.ParallelTest(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
@@ -60,18 +53,18 @@ data "clusterstorage_storage_benchmark" "test" {
   size          = "64M"
   volume_size   = "1Gi"
 %s}
-`, class, e.ns, podAttributes()),
+`, class, e.NS, benchtest.PodAttributes()),
 				ExpectError: acctest.ErrorRegexp(noSpace),
 			},
 			{
 				PreConfig: func() {
-					for _, err := range []error{e.noLeftovers(false), noRunDirs(full), e.volumeAvailable(pv)} {
+					for _, err := range []error{e.NoLeftovers(false), benchtest.NoRunDirs(full), e.VolumeAvailable(pv)} {
 						if err != nil {
 							t.Fatal(err)
 						}
 					}
 				},
-				Config: acctest.ProviderConfigSSH(sshd, e.node) + fmt.Sprintf(`
+				Config: acctest.ProviderConfigSSH(sshd, e.Node) + fmt.Sprintf(`
 data "clusterstorage_storage_benchmark" "test" {
   node_path = %q
   node      = %q
@@ -79,12 +72,12 @@ data "clusterstorage_storage_benchmark" "test" {
   runtime   = "2s"
   size      = "64M"
 }
-`, full, e.node, e.ns),
+`, full, e.Node, e.NS),
 				ExpectError: acctest.ErrorRegexp(noSpace),
 			},
 			{
 				PreConfig: func() {
-					if err := noRunDirs(full); err != nil {
+					if err := benchtest.NoRunDirs(full); err != nil {
 						t.Fatal(err)
 					}
 				},
@@ -101,12 +94,12 @@ data "clusterstorage_storage_benchmark" "test" {
   runtime           = "2s"
   size              = "1M"
 }
-`, class, e.ns),
+`, class, e.NS),
 				ExpectError: acctest.ErrorRegexp(`fio: not found on the PATH of this image`),
 			},
 			{
 				PreConfig: func() {
-					if err := e.noLeftovers(false); err != nil {
+					if err := e.NoLeftovers(false); err != nil {
 						t.Fatal(err)
 					}
 				},
@@ -120,8 +113,8 @@ data "clusterstorage_storage_benchmark" "test" {
 // The claim can never bind (the class has no volumes): the read times out, the error quotes the
 // Kubernetes events, and the pod and claim are deleted.
 func TestAccStorageBenchmark_timeout(t *testing.T) {
-	e := setup(t)
-	class := e.class()
+	e := benchtest.Setup(t)
+	class := e.Class()
 	var start time.Time // when the read starts: the test waits paused until the serial tests end
 	resource.ParallelTest(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
@@ -135,12 +128,12 @@ data "clusterstorage_storage_benchmark" "test" {
   namespace     = %q
   timeouts      = { read = "15s" }
 %s%s}
-`, class, e.ns, podAttributes(), short),
+`, class, e.NS, benchtest.PodAttributes(), short),
 				ExpectError: acctest.ErrorRegexp(`timed out after .* waiting for pod .* to start: pod is Pending.*Events of pod .*(FailedScheduling|WaitForFirstConsumer|persistent volume)`),
 			},
 			{
 				PreConfig: func() {
-					if err := e.noLeftovers(false); err != nil {
+					if err := e.NoLeftovers(false); err != nil {
 						t.Fatal(err)
 					}
 					if took := time.Since(start); took > 3*time.Minute {
@@ -152,75 +145,4 @@ data "clusterstorage_storage_benchmark" "test" {
 			},
 		},
 	})
-}
-
-// localPathClass is the class of rancher/local-path-provisioner.
-const localPathClass = "local-path"
-
-// needLocalPath makes sure the cluster has localPathClass: the cluster's own, or the provisioner
-// deployed from testdata (on the local cluster, whose node has the image), removed when the test
-// ends. It holds acctest.LockLocalPath until then, so that a test running at the same time does
-// not use the provisioner while another removes it: call it from a test that runs in parallel
-// already (t.Parallel first), or it blocks the serial phase. It skips the test when neither is
-// possible.
-func needLocalPath(t *testing.T, e *env) {
-	t.Helper()
-	ctx := context.Background()
-	acctest.LockCluster(t, e.client, acctest.LockLocalPath)
-	if _, err := e.client.StorageV1().StorageClasses().Get(ctx, localPathClass, metav1.GetOptions{}); err == nil {
-		return
-	}
-	const image = "localhost/clusterstorage/local-path-provisioner:v0.0.30"
-	kubectl := filepath.Join(acctest.RepoRoot(), "bin", "kube")
-	if !acctest.LocalCluster() {
-		t.Skip(`the cluster has no "local-path" storage class: install rancher/local-path-provisioner to run this test`)
-	}
-	if _, err := os.Stat(kubectl); err != nil {
-		t.Skipf("no %s to deploy rancher/local-path-provisioner with: run tools/kube/cluster.sh up", kubectl)
-	}
-	n, err := e.client.CoreV1().Nodes().Get(ctx, e.node, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	found := false
-	for _, img := range n.Status.Images {
-		for _, name := range img.Names {
-			found = found || name == image
-		}
-	}
-	if !found {
-		t.Skipf("image %s is not on node %s: tools/kube/cluster.sh up builds it when tools/kube/localpath exists", image, e.node)
-	}
-	manifest, err := os.ReadFile(filepath.Join("testdata", "local-path-provisioner.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	manifest = bytes.ReplaceAll(manifest, []byte("__LOCAL_PATH_DIR__"), []byte(dir))
-	run := func(args ...string) {
-		cmd := exec.Command(kubectl, append([]string{"kubectl", "--kubeconfig", acctest.Kubeconfig()}, args...)...)
-		cmd.Stdin = bytes.NewReader(manifest)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Errorf("kubectl %s: %v: %s", strings.Join(args, " "), err, out)
-		}
-	}
-	run("apply", "-f", "-")
-	t.Cleanup(func() { run("delete", "--ignore-not-found", "--wait=true", "-f", "-") })
-	err = kube.Poll(ctx, 250*time.Millisecond, 2*time.Minute, "local-path-provisioner to be available", func(ctx context.Context) (bool, string, error) {
-		d, err := e.client.AppsV1().Deployments("local-path-storage").Get(ctx, "local-path-provisioner", metav1.GetOptions{})
-		if kube.IsNotFound(err) {
-			return false, "the Deployment is not there yet", nil
-		}
-		if err != nil {
-			return false, "", err
-		}
-		return available(d), fmt.Sprintf("%d of %d replicas available", d.Status.AvailableReplicas, d.Status.Replicas), nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-func available(d *appsv1.Deployment) bool {
-	return d.Status.AvailableReplicas > 0
 }

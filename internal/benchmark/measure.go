@@ -16,18 +16,18 @@ import (
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/providerdata"
 )
 
-// measurement is one fio run: its parsed result, its output, and when it started.
-type measurement struct {
+// Measurement is one fio run: its parsed result, its output, and when it started.
+type Measurement struct {
 	Result  fio.Result
 	Out     []byte
 	Started time.Time
 }
 
-// measure runs r's fio job once on its target, with the benchmark's runners (a pod for a storage
+// Measure runs r's fio job once on its target, with the benchmark's runners (a pod for a storage
 // class or claim, SSH for a node path), and parses fio's output. hostname pins a pod to r's node
 // ("" leaves it free); nodeAttr is where a node that cannot be reached is reported. A cleanup
 // problem is an error of its own, next to the run's.
-func measure(ctx context.Context, data *providerdata.Data, client kubernetes.Interface, r request, hostname string, timeout time.Duration, nodeAttr path.Path) (measurement, diag.Diagnostics) {
+func Measure(ctx context.Context, data *providerdata.Data, client kubernetes.Interface, r Request, hostname string, timeout time.Duration, nodeAttr path.Path) (Measurement, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	log := func(msg string, fields map[string]any) { tflog.Debug(ctx, msg, fields) }
 	runID := newRunID()
@@ -35,11 +35,11 @@ func measure(ctx context.Context, data *providerdata.Data, client kubernetes.Int
 	var out []byte
 	var runErr, cleanupErr error
 	switch r.Target.Kind {
-	case targetNodePath:
+	case TargetNodePath:
 		host, err := data.Host(ctx, r.Target.Node)
 		if err != nil {
 			diags.AddAttributeError(nodeAttr, "Cannot reach node "+r.Target.Node, err.Error())
-			return measurement{}, diags
+			return Measurement{}, diags
 		}
 		out, runErr, cleanupErr = nodeRun{Host: host, Node: r.Target.Node, Dir: r.Target.Name, Spec: r.Spec, RunID: runID, Log: log}.Run(ctx)
 	default:
@@ -58,19 +58,19 @@ func measure(ctx context.Context, data *providerdata.Data, client kubernetes.Int
 	}
 	if runErr != nil {
 		diags.AddError("Benchmark of "+r.Target.String()+" failed", failure(runErr, timeout))
-		return measurement{}, diags
+		return Measurement{}, diags
 	}
 	result, err := fio.Parse(out)
 	if err != nil {
 		diags.AddError("Benchmark of "+r.Target.String()+" failed", err.Error())
-		return measurement{}, diags
+		return Measurement{}, diags
 	}
 	for _, msg := range result.Messages {
 		tflog.Debug(ctx, "fio said", map[string]any{"message": msg})
 	}
 	tflog.Info(ctx, "fio run finished", map[string]any{"target": r.Target.String(), "summary": fio.Summary(result),
 		"seconds": time.Since(start).Seconds(), "fio_seconds": result.RuntimeSeconds})
-	return measurement{Result: result, Out: out, Started: start}, diags
+	return Measurement{Result: result, Out: out, Started: start}, diags
 }
 
 // roundsKey is the cache key of n rounds of the benchmark with key: the key itself for one

@@ -20,12 +20,15 @@ import (
 
 const defaultNamespace = "default"
 
-type model struct {
+// Model is the configuration and state of clusterstorage_storage_benchmark. A data source that
+// runs the same benchmark on targets of its own builds one per target, from the parts it shares
+// (TargetModel, PodModel, JobModel), to validate and fill them as the benchmark does.
+type Model struct {
 	ID types.String `tfsdk:"id"`
 
-	targetModel
-	podModel
-	jobModel
+	TargetModel
+	PodModel
+	JobModel
 
 	Rounds         types.Int64    `tfsdk:"rounds"`
 	MaxAge         types.String   `tfsdk:"max_age"`
@@ -33,17 +36,18 @@ type model struct {
 	Timeouts       timeouts.Value `tfsdk:"timeouts"`
 
 	Cached types.Bool `tfsdk:"cached"`
-	ioResultModel
+	IOResultModel
 	FioVersion     types.String  `tfsdk:"fio_version"`
 	RuntimeSeconds types.Float64 `tfsdk:"runtime_seconds"`
 	MeasuredAt     types.String  `tfsdk:"measured_at"`
 	Summary        types.String  `tfsdk:"summary"`
-	Spread         *spreadModel  `tfsdk:"spread"`
+	Spread         *SpreadModel  `tfsdk:"spread"`
 	RawJSON        types.String  `tfsdk:"raw_json"`
 }
 
-// targetModel is where fio runs, the same in a benchmark and each target of a comparison.
-type targetModel struct {
+// TargetModel is where fio runs: the target attributes (storage_class, claim, node_path, node,
+// namespace, volume_size).
+type TargetModel struct {
 	StorageClass types.String `tfsdk:"storage_class"`
 	Claim        types.String `tfsdk:"claim"`
 	NodePath     types.String `tfsdk:"node_path"`
@@ -52,15 +56,15 @@ type targetModel struct {
 	VolumeSize   types.String `tfsdk:"volume_size"`
 }
 
-// podModel is the settings of the pod fio runs in, the same in a benchmark and a comparison.
-type podModel struct {
+// PodModel is the settings of the pod fio runs in: image, image_pull_policy, host_network.
+type PodModel struct {
 	Image           types.String `tfsdk:"image"`
 	ImagePullPolicy types.String `tfsdk:"image_pull_policy"`
 	HostNetwork     types.Bool   `tfsdk:"host_network"`
 }
 
-// jobModel is the settings of the fio job, the same in a benchmark and a comparison.
-type jobModel struct {
+// JobModel is the settings of the fio job: the profile and the attributes that override it.
+type JobModel struct {
 	Profile   types.String `tfsdk:"profile"`
 	BlockSize types.String `tfsdk:"block_size"`
 	RW        types.String `tfsdk:"rw"`
@@ -75,8 +79,8 @@ type jobModel struct {
 	Fsync     types.Int64  `tfsdk:"fsync"`
 }
 
-// ioResultModel is what fio measured, the same in a benchmark and each result of a comparison.
-type ioResultModel struct {
+// IOResultModel is what fio measured: the read, write, sync and cpu attributes.
+type IOResultModel struct {
 	Read  *ioModel   `tfsdk:"read"`
 	Write *ioModel   `tfsdk:"write"`
 	Sync  *syncModel `tfsdk:"sync"`
@@ -108,18 +112,22 @@ type cpuModel struct {
 	SystemPercent float64 `tfsdk:"system_percent"`
 }
 
-// targetKind says where fio runs.
-type targetKind string
+// TargetKind says where fio runs.
+type TargetKind string
 
+// The kinds of target, named as their attributes.
 const (
-	targetStorageClass targetKind = "storage_class"
-	targetClaim        targetKind = "claim"
-	targetNodePath     targetKind = "node_path"
+	// TargetStorageClass is a temporary claim of a storage class, mounted by a fio pod.
+	TargetStorageClass TargetKind = "storage_class"
+	// TargetClaim is an existing claim, mounted by a fio pod.
+	TargetClaim TargetKind = "claim"
+	// TargetNodePath is a directory on a node, where fio runs over SSH.
+	TargetNodePath TargetKind = "node_path"
 )
 
-// target is the validated "where" of a benchmark, in plain Go.
-type target struct {
-	Kind      targetKind
+// Target is the validated "where" of a benchmark, in plain Go.
+type Target struct {
+	Kind      TargetKind
 	Name      string // the storage class, the claim or the node path
 	Node      string // optional for pods, required for node_path
 	Namespace string
@@ -128,25 +136,25 @@ type target struct {
 }
 
 // String describes the target for messages, e.g. `storage class "local" (namespace default)`.
-func (t target) String() string {
+func (t Target) String() string {
 	var s string
 	switch t.Kind {
-	case targetStorageClass:
+	case TargetStorageClass:
 		s = fmt.Sprintf("storage class %q", t.Name)
-	case targetClaim:
+	case TargetClaim:
 		s = fmt.Sprintf("claim %s/%s", t.Namespace, t.Name)
-	case targetNodePath:
+	case TargetNodePath:
 		s = fmt.Sprintf("%s on node %q", t.Name, t.Node)
 	}
-	if t.Node != "" && t.Kind != targetNodePath {
+	if t.Node != "" && t.Kind != TargetNodePath {
 		s += fmt.Sprintf(" on node %q", t.Node)
 	}
 	return s
 }
 
-// request is everything a read needs, validated: the target, the fio spec and the pod settings.
-type request struct {
-	Target         target
+// Request is everything a read needs, validated: the target, the fio spec and the pod settings.
+type Request struct {
+	Target         Target
 	Spec           fio.Spec
 	Image          string
 	PullPolicy     string
@@ -156,10 +164,10 @@ type request struct {
 }
 
 // cacheKey is a hex hash of the target and the fio job: what the result depends on.
-func (r request) cacheKey() string {
+func (r Request) cacheKey() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "clusterstorage-benchmark/v1\nkind=%s\nname=%s\nnode=%s\nnamespace=%s\n", r.Target.Kind, r.Target.Name, r.Target.Node, r.Target.Namespace)
-	if r.Target.Kind == targetStorageClass {
+	if r.Target.Kind == TargetStorageClass {
 		fmt.Fprintf(&b, "volume_size=%d\n", r.Target.VolumeSize.Value())
 	}
 	fmt.Fprintf(&b, "job=%s\n", fio.Hash(r.Spec))
@@ -167,8 +175,8 @@ func (r request) cacheKey() string {
 	return hex.EncodeToString(sum[:])[:16]
 }
 
-// totalRuntime is how long fio runs: every job's ramp and runtime, one after another.
-func totalRuntime(s fio.Spec) time.Duration {
+// TotalRuntime is how long fio runs: every job's ramp and runtime, one after another.
+func TotalRuntime(s fio.Spec) time.Duration {
 	var d time.Duration
 	for _, j := range s.Jobs {
 		d += j.Runtime + j.RampTime
@@ -189,12 +197,12 @@ func defaultVolumeSize(s fio.Spec) k8sresource.Quantity {
 	return *k8sresource.NewQuantity(n*gi, k8sresource.BinarySI)
 }
 
-// request turns the configuration into a request. Unknown values must have been ruled out by the
+// Request turns the configuration into a request. Unknown values must have been ruled out by the
 // caller (Terraform defers a data source with unknown configuration to apply, when all is known).
 // Problems are attribute errors.
-func (m model) request() (request, diag.Diagnostics) {
+func (m Model) Request() (Request, diag.Diagnostics) {
 	var diags diag.Diagnostics
-	r := request{
+	r := Request{
 		Image:          DefaultImage,
 		PullPolicy:     m.ImagePullPolicy.ValueString(),
 		HostNetwork:    m.HostNetwork.ValueBool(),
@@ -218,17 +226,17 @@ func (m model) request() (request, diag.Diagnostics) {
 }
 
 // target reads and checks the target attributes: exactly one target, node with node_path.
-func (m model) target(s fio.Spec) (target, diag.Diagnostics) {
+func (m Model) target(s fio.Spec) (Target, diag.Diagnostics) {
 	var diags diag.Diagnostics
-	t := target{Node: m.Node.ValueString(), Namespace: defaultNamespace}
+	t := Target{Node: m.Node.ValueString(), Namespace: defaultNamespace}
 	if !m.Namespace.IsNull() {
 		t.Namespace = m.Namespace.ValueString()
 	}
 	var set []string
 	for _, c := range []struct {
-		kind targetKind
+		kind TargetKind
 		v    types.String
-	}{{targetStorageClass, m.StorageClass}, {targetClaim, m.Claim}, {targetNodePath, m.NodePath}} {
+	}{{TargetStorageClass, m.StorageClass}, {TargetClaim, m.Claim}, {TargetNodePath, m.NodePath}} {
 		if !c.v.IsNull() {
 			set = append(set, string(c.kind))
 			t.Kind, t.Name = c.kind, c.v.ValueString()
@@ -239,15 +247,15 @@ func (m model) target(s fio.Spec) (target, diag.Diagnostics) {
 			fmt.Sprintf("Set exactly one of storage_class, claim and node_path (set: %s).", strings.Join(orNone(set), ", ")))
 		return t, diags
 	}
-	if t.Kind == targetNodePath && t.Node == "" {
+	if t.Kind == TargetNodePath && t.Node == "" {
 		diags.AddAttributeError(path.Root("node"), "node required with node_path",
 			"node_path is a directory on a node: set node to the Kubernetes node it is on.")
 	}
-	if !m.VolumeSize.IsNull() && t.Kind != targetStorageClass {
+	if !m.VolumeSize.IsNull() && t.Kind != TargetStorageClass {
 		diags.AddAttributeError(path.Root("volume_size"), "volume_size needs storage_class",
 			"volume_size sizes the temporary claim of a storage_class benchmark; a claim or node_path target has its own size.")
 	}
-	if t.Kind == targetNodePath {
+	if t.Kind == TargetNodePath {
 		for name, v := range map[string]types.String{"image": m.Image, "image_pull_policy": m.ImagePullPolicy} {
 			if !v.IsNull() {
 				diags.AddAttributeError(path.Root(name), name+" needs a pod",
@@ -255,7 +263,7 @@ func (m model) target(s fio.Spec) (target, diag.Diagnostics) {
 			}
 		}
 	}
-	if t.Kind == targetStorageClass {
+	if t.Kind == TargetStorageClass {
 		t.VolumeSize = defaultVolumeSize(s)
 		if !m.VolumeSize.IsNull() {
 			q, err := k8sresource.ParseQuantity(m.VolumeSize.ValueString())
@@ -282,7 +290,7 @@ func orNone(s []string) []string {
 }
 
 // spec is the profile with the user's overrides applied, validated.
-func (m model) spec() (fio.Spec, diag.Diagnostics) {
+func (m Model) spec() (fio.Spec, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	profile := fio.DefaultProfile
 	if !m.Profile.IsNull() {
@@ -339,7 +347,7 @@ var fioAttribute = regexp.MustCompile(`^job "[^"]*": ([a-z_]+) `)
 // jobErrors reports each problem fio.Spec.Validate found on the attribute it names. The attribute
 // validators see every value alone, so what is left is values that do not fit together: a
 // block_size larger than size is reported on whichever of the two the configuration sets.
-func (m model) jobErrors(err error, diags *diag.Diagnostics) {
+func (m Model) jobErrors(err error, diags *diag.Diagnostics) {
 	errs := []error{err}
 	if joined, ok := err.(interface{ Unwrap() []error }); ok { //nolint:errorlint // the parts of errors.Join, not a wrapped error.
 		errs = joined.Unwrap()
@@ -362,9 +370,9 @@ func (m model) jobErrors(err error, diags *diag.Diagnostics) {
 	}
 }
 
-// anyUnknown reports whether an input attribute is not known yet (only at validation; Terraform
+// AnyUnknown reports whether an input attribute is not known yet (only at validation; Terraform
 // reads data sources once everything is known).
-func (m model) anyUnknown() bool {
+func (m Model) AnyUnknown() bool {
 	for _, v := range []interface{ IsUnknown() bool }{
 		m.StorageClass, m.Claim, m.NodePath, m.Node, m.Namespace, m.VolumeSize, m.Image, m.ImagePullPolicy, m.HostNetwork,
 		m.Profile, m.BlockSize, m.RW, m.RWMixRead, m.IODepth, m.NumJobs, m.Size, m.Runtime, m.RampTime, m.Direct, m.IOEngine, m.Fsync, m.MaxAge, m.Rounds,
@@ -376,8 +384,9 @@ func (m model) anyUnknown() bool {
 	return false
 }
 
-// effective writes the values the run used into the attributes the user left out.
-func (m *model) effective(r request, key string) {
+// Effective writes the values the run r used into the attributes the user left out, and key
+// into id.
+func (m *Model) Effective(r Request, key string) {
 	j := r.Spec.Jobs[0]
 	m.ID = types.StringValue(key)
 	setString := func(v *types.String, s string) {
@@ -391,12 +400,12 @@ func (m *model) effective(r request, key string) {
 		}
 	}
 	setString(&m.Namespace, r.Target.Namespace)
-	if r.Target.Kind == targetStorageClass {
+	if r.Target.Kind == TargetStorageClass {
 		setString(&m.VolumeSize, r.Target.VolumeSize.String())
 	} else {
 		m.VolumeSize = types.StringNull()
 	}
-	if r.Target.Kind == targetNodePath {
+	if r.Target.Kind == TargetNodePath {
 		m.Image = types.StringNull()
 	} else {
 		setString(&m.Image, r.Image)
@@ -418,23 +427,25 @@ func (m *model) effective(r request, key string) {
 }
 
 // observed writes a result into the model.
-func (m *model) observed(s stored, cached, includeRaw bool) {
+func (m *Model) observed(s stored, cached, includeRaw bool) {
 	r := s.Result
 	m.Cached = types.BoolValue(cached)
-	m.ioResultModel = ioResultOf(r)
+	m.IOResultModel = IOResultOf(r)
 	m.FioVersion = types.StringValue(r.FioVersion)
 	m.RuntimeSeconds = types.Float64Value(r.RuntimeSeconds)
 	m.MeasuredAt = types.StringValue(s.MeasuredAt.UTC().Format(time.RFC3339))
-	m.Summary = types.StringValue(summaryOf(s))
-	m.Spread = spreadModelOf(spreadOfStored(s))
+	sp := spreadOfStored(s)
+	m.Summary = types.StringValue(SummaryOf(r, s.Rounds, sp))
+	m.Spread = SpreadModelOf(sp)
 	m.RawJSON = types.StringNull()
 	if includeRaw && s.RawJSON != "" {
 		m.RawJSON = types.StringValue(s.RawJSON)
 	}
 }
 
-func ioResultOf(r fio.Result) ioResultModel {
-	return ioResultModel{
+// IOResultOf writes what fio measured in r into the model.
+func IOResultOf(r fio.Result) IOResultModel {
+	return IOResultModel{
 		Read:  ioOf(r.Read),
 		Write: ioOf(r.Write),
 		Sync:  &syncModel{Count: r.Sync.Count, LatencyUS: latencyOf(r.Sync.LatencyMicroseconds)},
@@ -462,11 +473,11 @@ func latencyOf(l fio.Latency) *latencyModel {
 
 // validateConfig reports, at plan time, what the attribute validators cannot see alone: the
 // target combination, and the fio job as a whole (e.g. block_size larger than size).
-func validateConfig(_ context.Context, m model) diag.Diagnostics {
-	if m.anyUnknown() {
+func validateConfig(_ context.Context, m Model) diag.Diagnostics {
+	if m.AnyUnknown() {
 		return nil
 	}
-	_, diags := m.request()
+	_, diags := m.Request()
 	return diags
 }
 

@@ -11,14 +11,14 @@ import (
 )
 
 // cfg returns a model as Terraform hands it over: every attribute null unless set by change.
-func cfg(change func(m *model)) model {
-	m := model{
-		targetModel: targetModel{
+func cfg(change func(m *Model)) Model {
+	m := Model{
+		TargetModel: TargetModel{
 			StorageClass: types.StringNull(), Claim: types.StringNull(), NodePath: types.StringNull(), Node: types.StringNull(),
 			Namespace: types.StringNull(), VolumeSize: types.StringNull(),
 		},
-		podModel: podModel{Image: types.StringNull(), ImagePullPolicy: types.StringNull(), HostNetwork: types.BoolNull()},
-		jobModel: jobModel{
+		PodModel: PodModel{Image: types.StringNull(), ImagePullPolicy: types.StringNull(), HostNetwork: types.BoolNull()},
+		JobModel: JobModel{
 			Profile: types.StringNull(), BlockSize: types.StringNull(), RW: types.StringNull(),
 			RWMixRead: types.Int64Null(), IODepth: types.Int64Null(), NumJobs: types.Int64Null(), Size: types.StringNull(),
 			Runtime: types.StringNull(), RampTime: types.StringNull(), Direct: types.BoolNull(), IOEngine: types.StringNull(),
@@ -31,7 +31,7 @@ func cfg(change func(m *model)) model {
 }
 
 func TestRequestDefaults(t *testing.T) {
-	r, diags := cfg(func(m *model) { m.StorageClass = types.StringValue("fast") }).request()
+	r, diags := cfg(func(m *Model) { m.StorageClass = types.StringValue("fast") }).Request()
 	if diags.HasError() {
 		t.Fatalf("unexpected diagnostics: %v", diags)
 	}
@@ -39,7 +39,7 @@ func TestRequestDefaults(t *testing.T) {
 	if fio.Hash(r.Spec) != fio.Hash(want) {
 		t.Errorf("spec = %+v, want the database profile", r.Spec)
 	}
-	if r.Target.Kind != targetStorageClass || r.Target.Name != "fast" || r.Target.Namespace != "default" {
+	if r.Target.Kind != TargetStorageClass || r.Target.Name != "fast" || r.Target.Namespace != "default" {
 		t.Errorf("target = %+v", r.Target)
 	}
 	if got := r.Target.VolumeSize.String(); got != "1Gi" {
@@ -51,7 +51,7 @@ func TestRequestDefaults(t *testing.T) {
 }
 
 func TestRequestOverrides(t *testing.T) {
-	r, diags := cfg(func(m *model) {
+	r, diags := cfg(func(m *Model) {
 		m.Claim = types.StringValue("data")
 		m.Namespace = types.StringValue("db")
 		m.Profile = types.StringValue("random_read")
@@ -61,7 +61,7 @@ func TestRequestOverrides(t *testing.T) {
 		m.NumJobs = types.Int64Value(4)
 		m.Direct = types.BoolValue(false)
 		m.MaxAge = types.StringValue("24h")
-	}).request()
+	}).Request()
 	if diags.HasError() {
 		t.Fatalf("unexpected diagnostics: %v", diags)
 	}
@@ -69,7 +69,7 @@ func TestRequestOverrides(t *testing.T) {
 	if j.RW != "randread" || j.BlockSize != "16k" || j.Runtime != 2*time.Minute || j.RampTime != 5*time.Second || j.NumJobs != 4 || j.Direct || j.IODepth != 64 {
 		t.Errorf("job = %+v", j)
 	}
-	if r.Target.Kind != targetClaim || r.Target.Namespace != "db" || r.MaxAge != 24*time.Hour {
+	if r.Target.Kind != TargetClaim || r.Target.Namespace != "db" || r.MaxAge != 24*time.Hour {
 		t.Errorf("request = %+v", r)
 	}
 }
@@ -77,35 +77,35 @@ func TestRequestOverrides(t *testing.T) {
 func TestRequestErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		change func(m *model)
+		change func(m *Model)
 		want   string
 	}{
-		{"no target", func(*model) {}, "Set exactly one of storage_class, claim and node_path (set: none)"},
-		{"two targets", func(m *model) {
+		{"no target", func(*Model) {}, "Set exactly one of storage_class, claim and node_path (set: none)"},
+		{"two targets", func(m *Model) {
 			m.StorageClass, m.Claim = types.StringValue("a"), types.StringValue("b")
 		}, "(set: storage_class, claim)"},
-		{"node_path without node", func(m *model) { m.NodePath = types.StringValue("/mnt") }, "set node to the Kubernetes node"},
-		{"volume_size with claim", func(m *model) {
+		{"node_path without node", func(m *Model) { m.NodePath = types.StringValue("/mnt") }, "set node to the Kubernetes node"},
+		{"volume_size with claim", func(m *Model) {
 			m.Claim, m.VolumeSize = types.StringValue("c"), types.StringValue("1Gi")
 		}, "volume_size sizes the temporary claim"},
-		{"image with node_path", func(m *model) {
+		{"image with node_path", func(m *Model) {
 			m.NodePath, m.Node, m.Image = types.StringValue("/mnt"), types.StringValue("n"), types.StringValue("fio")
 		}, "image applies to the fio pod"},
-		{"volume too small", func(m *model) {
+		{"volume too small", func(m *Model) {
 			m.StorageClass, m.VolumeSize, m.NumJobs = types.StringValue("c"), types.StringValue("300Mi"), types.Int64Value(2)
 		}, "smaller than the 400M fio's files need"},
-		{"block size above size", func(m *model) {
+		{"block size above size", func(m *Model) {
 			m.StorageClass, m.BlockSize, m.Size = types.StringValue("c"), types.StringValue("4M"), types.StringValue("2M")
 		}, `block_size "4M" is larger than size "2M"`},
-		{"fractional runtime", func(m *model) {
+		{"fractional runtime", func(m *Model) {
 			m.StorageClass, m.Runtime = types.StringValue("c"), types.StringValue("1500ms")
 		}, "must be a whole number of seconds"},
-		{"bad max_age", func(m *model) {
+		{"bad max_age", func(m *Model) {
 			m.StorageClass, m.MaxAge = types.StringValue("c"), types.StringValue("soon")
 		}, "is not a duration"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, diags := cfg(tc.change).request()
+			_, diags := cfg(tc.change).Request()
 			if !diags.HasError() {
 				t.Fatal("no error")
 			}
@@ -121,36 +121,36 @@ func TestRequestErrors(t *testing.T) {
 }
 
 func TestCacheKey(t *testing.T) {
-	base := func(m *model) { m.StorageClass = types.StringValue("fast") }
-	key := func(change func(m *model)) string {
-		r, diags := cfg(func(m *model) { base(m); change(m) }).request()
+	base := func(m *Model) { m.StorageClass = types.StringValue("fast") }
+	key := func(change func(m *Model)) string {
+		r, diags := cfg(func(m *Model) { base(m); change(m) }).Request()
 		if diags.HasError() {
 			t.Fatalf("diagnostics: %v", diags)
 		}
 		return r.cacheKey()
 	}
-	k := key(func(*model) {})
+	k := key(func(*Model) {})
 	if len(k) != 16 {
 		t.Errorf("key %q is not 16 hex digits", k)
 	}
 	// The same job spelled differently, and pod settings that do not change the measurement,
 	// share the key.
-	for name, change := range map[string]func(m *model){
-		"size spelling":   func(m *model) { m.Size = types.StringValue("200m") },
-		"runtime spelled": func(m *model) { m.Runtime = types.StringValue("1m") },
-		"image":           func(m *model) { m.Image = types.StringValue("other/fio") },
-		"max_age":         func(m *model) { m.MaxAge = types.StringValue("1h") },
+	for name, change := range map[string]func(m *Model){
+		"size spelling":   func(m *Model) { m.Size = types.StringValue("200m") },
+		"runtime spelled": func(m *Model) { m.Runtime = types.StringValue("1m") },
+		"image":           func(m *Model) { m.Image = types.StringValue("other/fio") },
+		"max_age":         func(m *Model) { m.MaxAge = types.StringValue("1h") },
 	} {
 		if got := key(change); got != k {
 			t.Errorf("%s changed the key", name)
 		}
 	}
-	for name, change := range map[string]func(m *model){
-		"job":         func(m *model) { m.IODepth = types.Int64Value(1) },
-		"class":       func(m *model) { m.StorageClass = types.StringValue("slow") },
-		"node":        func(m *model) { m.Node = types.StringValue("n1") },
-		"namespace":   func(m *model) { m.Namespace = types.StringValue("other") },
-		"volume size": func(m *model) { m.VolumeSize = types.StringValue("2Gi") },
+	for name, change := range map[string]func(m *Model){
+		"job":         func(m *Model) { m.IODepth = types.Int64Value(1) },
+		"class":       func(m *Model) { m.StorageClass = types.StringValue("slow") },
+		"node":        func(m *Model) { m.Node = types.StringValue("n1") },
+		"namespace":   func(m *Model) { m.Namespace = types.StringValue("other") },
+		"volume size": func(m *Model) { m.VolumeSize = types.StringValue("2Gi") },
 	} {
 		if got := key(change); got == k {
 			t.Errorf("%s did not change the key", name)
@@ -175,16 +175,16 @@ func TestDefaultVolumeSize(t *testing.T) {
 }
 
 func TestEffectiveKeepsConfiguredSpelling(t *testing.T) {
-	m := cfg(func(m *model) {
+	m := cfg(func(m *Model) {
 		m.StorageClass = types.StringValue("fast")
 		m.Size = types.StringValue("16m")
 		m.Runtime = types.StringValue("1m")
 	})
-	r, diags := m.request()
+	r, diags := m.Request()
 	if diags.HasError() {
 		t.Fatal(diags)
 	}
-	m.effective(r, r.cacheKey())
+	m.Effective(r, r.cacheKey())
 	if m.Size.ValueString() != "16m" || m.Runtime.ValueString() != "1m" {
 		t.Errorf("configured values changed: size %s runtime %s", m.Size, m.Runtime)
 	}

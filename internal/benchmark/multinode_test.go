@@ -17,6 +17,7 @@ import (
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/acctest"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/benchmark"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/benchmark/benchtest"
 )
 
 // TestAccStorageBenchmark_onThirdNode: node = node 3 with a local volume on node 3's data disk:
@@ -28,13 +29,13 @@ func TestAccStorageBenchmark_onThirdNode(t *testing.T) {
 		t.Fatalf("node %s has no data disk in %s", third.Name, acctest.NodesFile())
 	}
 	t.Setenv(acctest.NodeEnv, third.Name) // setup's node: the volume's
-	e := setup(t)
+	e := benchtest.Setup(t)
 	dir := filepath.Join(third.DataDisks[0], acctest.RandomName("acc-bench"))
 	third.MustRun(t, `mkdir -p "$1"`, dir)
 	t.Cleanup(func() { _, _ = third.Run(t, `rm -rf "$1"`, dir) }) //nolint:errcheck // best effort
-	class := e.class()
-	pv, _ := e.localPV(class, dir)
-	pods := e.watchRunPods()
+	class := e.Class()
+	pv, _ := e.LocalPV(class, dir)
+	pods := watchRunPods(e)
 
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
@@ -46,10 +47,10 @@ data "clusterstorage_storage_benchmark" "test" {
   namespace     = %q
   node          = %q
 %s%s}
-`, class, e.ns, third.Name, podAttributes(), short),
+`, class, e.NS, third.Name, benchtest.PodAttributes(), short),
 			ConfigStateChecks: []statecheck.StateCheck{plausible(true, true)},
 			Check: resource.ComposeTestCheckFunc(
-				check(func() error {
+				benchtest.Check(func() error {
 					on := pods.nodes()
 					if len(on) == 0 {
 						return fmt.Errorf("no benchmark pod was seen scheduled")
@@ -61,9 +62,9 @@ data "clusterstorage_storage_benchmark" "test" {
 					}
 					return nil
 				}),
-				check(func() error { return e.noLeftovers(false) }),
-				check(func() error { return e.volumeAvailable(pv) }),
-				check(func() error { return noRunDirsOn(t, third, dir) }),
+				benchtest.Check(func() error { return e.NoLeftovers(false) }),
+				benchtest.Check(func() error { return e.VolumeAvailable(pv) }),
+				benchtest.Check(func() error { return noRunDirsOn(t, third, dir) }),
 			),
 		}},
 	})
@@ -79,7 +80,7 @@ func TestAccStorageBenchmark_nodePathOnThirdNode(t *testing.T) {
 		t.Fatalf("node %s has no data disk in %s", third.Name, acctest.NodesFile())
 	}
 	t.Setenv(acctest.NodeEnv, third.Name)
-	e := setup(t)
+	e := benchtest.Setup(t)
 	dir := filepath.Join(third.DataDisks[0], acctest.RandomName("acc-bench"))
 	third.MustRun(t, `mkdir -p "$1"`, dir)
 	t.Cleanup(func() { _, _ = third.Run(t, `rm -rf "$1"`, dir) }) //nolint:errcheck // best effort
@@ -98,11 +99,11 @@ data "clusterstorage_storage_benchmark" "test" {
   namespace = %q
   profile   = "sequential_write"
 %s}
-`, dir, third.Name, e.ns, short),
+`, dir, third.Name, e.NS, short),
 			ConfigStateChecks: []statecheck.StateCheck{plausible(false, true)},
 			Check: resource.ComposeTestCheckFunc(
-				check(func() error { return noRunDirsOn(t, third, dir) }),
-				check(func() error { return e.noLeftovers(false) }),
+				benchtest.Check(func() error { return noRunDirsOn(t, third, dir) }),
+				benchtest.Check(func() error { return e.NoLeftovers(false) }),
 			),
 		}},
 	})
@@ -148,13 +149,13 @@ func (p *runPods) String() string {
 	return strings.Join(s, ", ")
 }
 
-func (e *env) watchRunPods() *runPods {
-	e.t.Helper()
+func watchRunPods(e *benchtest.Env) *runPods {
+	e.T.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	w, err := e.client.CoreV1().Pods(e.ns).Watch(ctx, metav1.ListOptions{LabelSelector: benchmark.LabelRun})
+	w, err := e.Client.CoreV1().Pods(e.NS).Watch(ctx, metav1.ListOptions{LabelSelector: benchmark.LabelRun})
 	if err != nil {
 		cancel()
-		e.t.Fatalf("watching benchmark pods: %v", err)
+		e.T.Fatalf("watching benchmark pods: %v", err)
 	}
 	p := &runPods{on: map[string]string{}}
 	done := make(chan struct{})
@@ -171,11 +172,11 @@ func (e *env) watchRunPods() *runPods {
 			}
 		}
 	}()
-	e.t.Cleanup(func() {
+	e.T.Cleanup(func() {
 		w.Stop()
 		cancel()
 		<-done
-		e.t.Logf("benchmark pods seen: %s", p)
+		e.T.Logf("benchmark pods seen: %s", p)
 	})
 	return p
 }

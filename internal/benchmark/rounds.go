@@ -19,10 +19,10 @@ const DefaultRounds = 1
 // MaxRounds bounds rounds: each round is a whole fio run.
 const MaxRounds = 20
 
-// interleave returns, for each of rounds rounds, the order to visit n targets in: round r starts
+// Interleave returns, for each of rounds rounds, the order to visit n targets in: round r starts
 // with target r mod n and goes round (A B C, then B C A, then C A B, then A B C again), so a
-// machine that slows down or speeds up during the comparison hits every target in every position.
-func interleave(n, rounds int) [][]int {
+// machine that slows down or speeds up during the rounds hits every target in every position.
+func Interleave(n, rounds int) [][]int {
 	out := make([][]int, 0, rounds)
 	for r := range rounds {
 		order := make([]int, n)
@@ -34,8 +34,8 @@ func interleave(n, rounds int) [][]int {
 	return out
 }
 
-// spread is what several rounds measured of one figure.
-type spread struct {
+// Spread is what several rounds measured of one figure.
+type Spread struct {
 	Median float64 `json:"median"`
 	Min    float64 `json:"min"`
 	Max    float64 `json:"max"`
@@ -45,11 +45,11 @@ type spread struct {
 }
 
 // spreadOf returns the spread of xs; the zero spread for none.
-func spreadOf(xs []float64) spread {
+func spreadOf(xs []float64) Spread {
 	if len(xs) == 0 {
-		return spread{}
+		return Spread{}
 	}
-	s := spread{Median: median(xs), Min: xs[0], Max: xs[0]}
+	s := Spread{Median: median(xs), Min: xs[0], Max: xs[0]}
 	var sum float64
 	for _, x := range xs {
 		s.Min, s.Max = math.Min(s.Min, x), math.Max(s.Max, x)
@@ -82,13 +82,13 @@ func median(xs []float64) float64 {
 	return (s[mid-1] + s[mid]) / 2
 }
 
-// overlaps reports whether two spreads' ranges [Min, Max] share a value.
-func (s spread) overlaps(o spread) bool {
+// Overlaps reports whether two spreads' ranges [Min, Max] share a value.
+func (s Spread) Overlaps(o Spread) bool {
 	return s.Min <= o.Max && o.Min <= s.Max
 }
 
-// figure is one headline figure of a result.
-type figure struct {
+// Figure is one headline figure of a result.
+type Figure struct {
 	// Key names the figure in the spread attributes, e.g. "read_iops".
 	Key string
 	// Label names it in tables and summaries, e.g. "read IOPS".
@@ -96,12 +96,12 @@ type figure struct {
 	// HigherIsBetter is true for throughput, false for latency.
 	HigherIsBetter bool
 	get            func(fio.Result) float64
-	// format writes a value of the figure for people.
-	format func(float64) string
+	// Format writes a value of the figure for people.
+	Format func(float64) string
 }
 
-// figures are the headline figures rounds report the spread of, and comparisons rank by.
-var figures = []figure{
+// Figures are the headline figures rounds report the spread of.
+var Figures = []Figure{
 	{"read_iops", "read IOPS", true, func(r fio.Result) float64 { return r.Read.IOPS }, formatCount},
 	{"read_bandwidth", "read bandwidth", true, func(r fio.Result) float64 { return r.Read.BandwidthBytesPerSecond }, formatMiBs},
 	{"read_latency_mean", "read latency (mean)", false, func(r fio.Result) float64 { return r.Read.LatencyMicroseconds.Mean }, formatMs},
@@ -117,10 +117,10 @@ func formatCount(v float64) string { return fmt.Sprintf("%.0f", v) }
 func formatMiBs(v float64) string  { return fmt.Sprintf("%.1f MiB/s", v/(1<<20)) }
 func formatMs(v float64) string    { return fmt.Sprintf("%.2f ms", v/1000) }
 
-// spreads returns the spread of every headline figure over results.
-func spreads(results []fio.Result) map[string]spread {
-	out := make(map[string]spread, len(figures))
-	for _, f := range figures {
+// Spreads returns the spread of every headline figure over results.
+func Spreads(results []fio.Result) map[string]Spread {
+	out := make(map[string]Spread, len(Figures))
+	for _, f := range Figures {
 		xs := make([]float64, len(results))
 		for i, r := range results {
 			xs[i] = f.get(r)
@@ -130,11 +130,11 @@ func spreads(results []fio.Result) map[string]spread {
 	return out
 }
 
-// medianResult combines rounds into one result: every figure is the median of that figure over
+// MedianResult combines rounds into one result: every figure is the median of that figure over
 // the rounds, taken on its own (so the median read IOPS and the median p99 may come from
 // different rounds). Version, time and messages are the first round's; per-job results are
 // left out (they differ by round). One round is returned as it is.
-func medianResult(results []fio.Result) fio.Result {
+func MedianResult(results []fio.Result) fio.Result {
 	if len(results) == 1 {
 		return results[0]
 	}
@@ -195,7 +195,7 @@ func medianResult(results []fio.Result) fio.Result {
 // "3 rounds: read IOPS 7500-7900 (CV 2.6 %), write IOPS 3200-3400 (CV 3.0 %)": the range and
 // coefficient of variation of each direction's IOPS (of fsync latency for a job that only
 // syncs). "" for a single round.
-func spreadSummary(rounds int, sp map[string]spread) string {
+func spreadSummary(rounds int, sp map[string]Spread) string {
 	if rounds < 2 {
 		return ""
 	}
@@ -205,7 +205,7 @@ func spreadSummary(rounds int, sp map[string]spread) string {
 		if s.Max == 0 {
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("%s %s-%s (CV %.1f %%)", figureByKey(key).Label, formatCount(s.Min), formatCount(s.Max), 100*s.CV))
+		parts = append(parts, fmt.Sprintf("%s %s-%s (CV %.1f %%)", FigureByKey(key).Label, formatCount(s.Min), formatCount(s.Max), 100*s.CV))
 	}
 	if s := sp["sync_latency_p99"]; len(parts) == 0 && s.Max > 0 {
 		parts = append(parts, fmt.Sprintf("fsync p99 %s-%s (CV %.1f %%)", formatMs(s.Min), formatMs(s.Max), 100*s.CV))
@@ -216,11 +216,13 @@ func spreadSummary(rounds int, sp map[string]spread) string {
 	return fmt.Sprintf("%d rounds: %s", rounds, strings.Join(parts, ", "))
 }
 
-func figureByKey(key string) figure {
-	for _, f := range figures {
+// FigureByKey returns the headline figure named key; for an unknown key, a figure labelled with
+// the key itself.
+func FigureByKey(key string) Figure {
+	for _, f := range Figures {
 		if f.Key == key {
 			return f
 		}
 	}
-	return figure{Key: key, Label: key}
+	return Figure{Key: key, Label: key}
 }

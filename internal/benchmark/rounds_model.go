@@ -13,8 +13,8 @@ import (
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/fio"
 )
 
-// spreadModel is the `spread` attribute: one figureSpreadModel per headline figure (figures).
-type spreadModel struct {
+// SpreadModel is the `spread` attribute: one figureSpreadModel per headline figure (Figures).
+type SpreadModel struct {
 	ReadIOPS         *figureSpreadModel `tfsdk:"read_iops"`
 	ReadBandwidth    *figureSpreadModel `tfsdk:"read_bandwidth"`
 	ReadLatencyMean  *figureSpreadModel `tfsdk:"read_latency_mean"`
@@ -32,13 +32,13 @@ type figureSpreadModel struct {
 	CVPercent float64 `tfsdk:"cv_percent"`
 }
 
-func figureSpreadOf(s spread) *figureSpreadModel {
+func figureSpreadOf(s Spread) *figureSpreadModel {
 	return &figureSpreadModel{Min: s.Min, Max: s.Max, CVPercent: 100 * s.CV}
 }
 
-// spreadModelOf writes spreads (keyed by figure) into the model.
-func spreadModelOf(sp map[string]spread) *spreadModel {
-	return &spreadModel{
+// SpreadModelOf writes spreads (keyed by figure) into the model.
+func SpreadModelOf(sp map[string]Spread) *SpreadModel {
+	return &SpreadModel{
 		ReadIOPS: figureSpreadOf(sp["read_iops"]), ReadBandwidth: figureSpreadOf(sp["read_bandwidth"]),
 		ReadLatencyMean: figureSpreadOf(sp["read_latency_mean"]), ReadLatencyP99: figureSpreadOf(sp["read_latency_p99"]),
 		WriteIOPS: figureSpreadOf(sp["write_iops"]), WriteBandwidth: figureSpreadOf(sp["write_bandwidth"]),
@@ -48,7 +48,7 @@ func spreadModelOf(sp map[string]spread) *spreadModel {
 }
 
 // figureUnit says in what unit a figure's values are, for descriptions.
-func figureUnit(f figure) string {
+func figureUnit(f Figure) string {
 	switch f.Key {
 	case "read_iops", "write_iops":
 		return "I/O operations per second"
@@ -59,10 +59,10 @@ func figureUnit(f figure) string {
 	}
 }
 
-// spreadAttribute is the schema of `spread`, from figures.
-func spreadAttribute() schema.SingleNestedAttribute {
-	attrs := make(map[string]schema.Attribute, len(figures))
-	for _, f := range figures {
+// SpreadAttribute is the schema of `spread`, from Figures.
+func SpreadAttribute() schema.SingleNestedAttribute {
+	attrs := make(map[string]schema.Attribute, len(Figures))
+	for _, f := range Figures {
 		attrs[f.Key] = schema.SingleNestedAttribute{
 			Computed:            true,
 			MarkdownDescription: fmt.Sprintf("Spread of the %s over the rounds, in %s: `min`, `max` and `cv_percent`.", f.Label, figureUnit(f)),
@@ -82,8 +82,8 @@ func spreadAttribute() schema.SingleNestedAttribute {
 	}
 }
 
-// roundsAttribute is the schema of `rounds` with the given default.
-func roundsAttribute(what string, def int) schema.Int64Attribute {
+// RoundsAttribute is the schema of `rounds` with the given default.
+func RoundsAttribute(what string, def int) schema.Int64Attribute {
 	return schema.Int64Attribute{
 		Optional: true, Computed: true,
 		MarkdownDescription: fmt.Sprintf("How often %s, `1` to `%d` (default: `%d`). Reported figures are the medians of the rounds; `spread` says how much they differed.", what, MaxRounds, def),
@@ -91,8 +91,8 @@ func roundsAttribute(what string, def int) schema.Int64Attribute {
 	}
 }
 
-// roundsOf reads a rounds attribute (def when null), reporting a value out of range at p.
-func roundsOf(v types.Int64, def int, p path.Path) (int, diag.Diagnostics) {
+// RoundsOf reads a rounds attribute (def when null), reporting a value out of range at p.
+func RoundsOf(v types.Int64, def int, p path.Path) (int, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	if v.IsNull() || v.IsUnknown() {
 		return def, diags
@@ -107,17 +107,18 @@ func roundsOf(v types.Int64, def int, p path.Path) (int, diag.Diagnostics) {
 
 // spreadOfStored returns the spread a stored result was measured with; a result cached before
 // rounds existed is one round.
-func spreadOfStored(s stored) map[string]spread {
+func spreadOfStored(s stored) map[string]Spread {
 	if s.Spread != nil {
 		return s.Spread
 	}
-	return spreads([]fio.Result{s.Result})
+	return Spreads([]fio.Result{s.Result})
 }
 
-// summaryOf is the `summary` line of a stored result: fio's totals, and the spread of several rounds.
-func summaryOf(s stored) string {
-	line := fio.Summary(s.Result)
-	if extra := spreadSummary(s.Rounds, spreadOfStored(s)); extra != "" {
+// SummaryOf is the `summary` line of r, the median of rounds rounds with the spreads sp: fio's
+// totals, and the spread of several rounds.
+func SummaryOf(r fio.Result, rounds int, sp map[string]Spread) string {
+	line := fio.Summary(r)
+	if extra := spreadSummary(rounds, sp); extra != "" {
 		line += "; " + extra
 	}
 	return line

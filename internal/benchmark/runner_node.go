@@ -82,7 +82,7 @@ func (r nodeRun) Run(ctx context.Context) (out []byte, runErr, cleanupErr error)
 		// The target's command timeout is meant for short commands; fio runs as long as the read may.
 		opts.Timeout = max(time.Until(d), time.Second)
 	} else {
-		opts.Timeout = totalRuntime(r.Spec) + 10*time.Minute
+		opts.Timeout = TotalRuntime(r.Spec) + 10*time.Minute
 	}
 	r.log("running fio on the node", map[string]any{"node": r.Node, "dir": runDir, "fio_args": strings.Join(args, " ")})
 	res, err := r.Host.Exec(ctx, node.Script(nodeRunScript, r.Dir, runDir).Arg(args...), opts)

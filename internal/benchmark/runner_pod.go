@@ -70,7 +70,7 @@ exit "$rc"`
 // existing claim.
 type podRun struct {
 	Client kubernetes.Interface
-	Target target
+	Target Target
 	// Hostname is the kubernetes.io/hostname label of Target.Node; "" when the pod is not pinned.
 	Hostname    string
 	Spec        fio.Spec
@@ -94,7 +94,7 @@ func (r podRun) labels() map[string]string {
 }
 
 func (r podRun) claimName() string {
-	if r.Target.Kind == targetClaim {
+	if r.Target.Kind == TargetClaim {
 		return r.Target.Name
 	}
 	return r.name()
@@ -195,7 +195,7 @@ func (r podRun) Run(ctx context.Context) (out []byte, runErr, cleanupErr error) 
 
 	// The claim and the pod go in together: a WaitForFirstConsumer class binds the claim only
 	// once a pod that uses it is scheduled.
-	if r.Target.Kind == targetStorageClass {
+	if r.Target.Kind == TargetStorageClass {
 		r.log("creating the benchmark claim", map[string]any{"namespace": ns, "name": r.name(), "storage_class": r.Target.Name, "size": r.Target.VolumeSize.String()})
 		// Recorded before the call: a request cut short by ctx may still have created it.
 		created.claim = r.claim()
@@ -504,7 +504,7 @@ func (r podRun) explain(err error) error {
 	}
 	add("Pod", r.name())
 	add("PersistentVolumeClaim", r.claimName())
-	if r.Target.Kind == targetStorageClass {
+	if r.Target.Kind == TargetStorageClass {
 		if pvc, gerr := r.Client.CoreV1().PersistentVolumeClaims(r.Target.Namespace).Get(ctx, r.name(), metav1.GetOptions{}); gerr == nil {
 			fmt.Fprintf(&b, "\n\nThe claim was %s.", pvc.Status.Phase)
 		}

@@ -13,12 +13,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/testenv"
-
 	corev1 "k8s.io/api/core/v1"
 	k8sresource "k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/fio"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/testenv"
 )
 
 func testSpec(t *testing.T, runtime time.Duration) fio.Spec {
@@ -33,7 +32,7 @@ func testSpec(t *testing.T, runtime time.Duration) fio.Spec {
 
 func TestPodSpec(t *testing.T) {
 	r := podRun{
-		Target:   target{Kind: targetStorageClass, Name: "fast", Namespace: "bench", VolumeSize: k8sresource.MustParse("2Gi")},
+		Target:   Target{Kind: TargetStorageClass, Name: "fast", Namespace: "bench", VolumeSize: k8sresource.MustParse("2Gi")},
 		Hostname: "node-a", Spec: testSpec(t, time.Second), Image: "example/fio", PullPolicy: "Never", HostNetwork: true, RunID: "0123abcd",
 	}
 	args, err := fio.Args(r.Spec, "/data/.clusterstorage-benchmark-0123abcd")
@@ -78,7 +77,7 @@ func TestPodSpec(t *testing.T) {
 	}
 
 	// An existing claim: the pod mounts it, and no claim is made.
-	r.Target = target{Kind: targetClaim, Name: "data", Namespace: "bench"}
+	r.Target = Target{Kind: TargetClaim, Name: "data", Namespace: "bench"}
 	r.Hostname = ""
 	p = r.pod(args, "/data/x", "2026-12-01T10:00:00Z", 300)
 	if p.Spec.Volumes[0].PersistentVolumeClaim.ClaimName != "data" || p.Spec.Affinity != nil {

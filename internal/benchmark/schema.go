@@ -157,7 +157,7 @@ func (d *DataSource) Schema(ctx context.Context, _ datasource.SchemaRequest, res
 				"without it every plan runs fio.",
 			Validators: []validator.String{durationValidator{check: nonNegative}},
 		},
-		"rounds": roundsAttribute("the job runs, one round after another on the same volume or directory", DefaultRounds),
+		"rounds": RoundsAttribute("the job runs, one round after another on the same volume or directory", DefaultRounds),
 		"include_raw_json": schema.BoolAttribute{
 			Optional:            true,
 			MarkdownDescription: "Fill `raw_json` with fio's whole JSON output (default: `false`).",
@@ -192,7 +192,7 @@ func (d *DataSource) Schema(ctx context.Context, _ datasource.SchemaRequest, res
 		"measured_at":     schema.StringAttribute{Computed: true, MarkdownDescription: "When fio ran (RFC 3339, UTC)."},
 		"summary": schema.StringAttribute{Computed: true, MarkdownDescription: "One readable line, e.g. `read 7757 IOPS 60.6 MiB/s p99 1.47 ms; write 3325 IOPS 26.0 MiB/s p99 2.31 ms`; " +
 			"with several rounds followed by their spread, e.g. `; 3 rounds: read IOPS 7500-7900 (CV 2.6 %), write IOPS 3200-3400 (CV 3.0 %)`."},
-		"spread":   spreadAttribute(),
+		"spread":   SpreadAttribute(),
 		"raw_json": schema.StringAttribute{Computed: true, MarkdownDescription: "fio's JSON output (of the first round), when `include_raw_json` is `true`; otherwise null."},
 	}
 	resp.Schema = schema.Schema{

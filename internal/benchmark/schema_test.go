@@ -8,7 +8,7 @@ import (
 )
 
 func TestSchema(t *testing.T) {
-	schemacheck.DataSource(t, NewDataSource(), model{})
+	schemacheck.DataSource(t, NewDataSource(), Model{})
 }
 
 func TestSchema_nodePaths(t *testing.T) {

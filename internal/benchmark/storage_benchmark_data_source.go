@@ -1,6 +1,3 @@
-// Package benchmark implements the clusterstorage_storage_benchmark data source: fio against a
-// StorageClass (a temporary claim and pod), an existing claim (a pod), or a directory on a node
-// (over SSH), with results cached in a ConfigMap.
 package benchmark
 
 import (
@@ -14,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
@@ -31,9 +29,9 @@ var (
 	_ datasource.DataSourceWithValidateConfig = &DataSource{}
 )
 
-// setupAllowance is added to fio's runtime for the default read timeout: scheduling, binding,
+// SetupAllowance is added to fio's runtime for the default read timeout: scheduling, binding,
 // image pulls and cleanup.
-const setupAllowance = 5 * time.Minute
+const SetupAllowance = 5 * time.Minute
 
 // NewDataSource returns the clusterstorage_storage_benchmark data source.
 func NewDataSource() datasource.DataSource {
@@ -57,7 +55,7 @@ func (d *DataSource) Configure(_ context.Context, req datasource.ConfigureReques
 
 // ValidateConfig checks, at plan time, the target combination and the fio job as a whole.
 func (d *DataSource) ValidateConfig(ctx context.Context, req datasource.ValidateConfigRequest, resp *datasource.ValidateConfigResponse) {
-	var m model
+	var m Model
 	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -67,19 +65,19 @@ func (d *DataSource) ValidateConfig(ctx context.Context, req datasource.Validate
 
 // Read runs the benchmark, or reuses a cached result younger than max_age.
 func (d *DataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	var m model
+	var m Model
 	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	r, diags := m.request()
+	r, diags := m.Request()
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	rounds, diags := roundsOf(m.Rounds, DefaultRounds, path.Root("rounds"))
+	rounds, diags := RoundsOf(m.Rounds, DefaultRounds, path.Root("rounds"))
 	resp.Diagnostics.Append(diags...)
-	timeout, diags := m.Timeouts.Read(ctx, time.Duration(rounds)*totalRuntime(r.Spec)+setupAllowance)
+	timeout, diags := m.Timeouts.Read(ctx, time.Duration(rounds)*TotalRuntime(r.Spec)+SetupAllowance)
 	resp.Diagnostics.Append(diags...)
 	client := d.data.KubeClient(&resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
@@ -89,15 +87,15 @@ func (d *DataSource) Read(ctx context.Context, req datasource.ReadRequest, resp 
 	defer cancel()
 
 	key := roundsKey(r.cacheKey(), rounds)
-	m.effective(r, key)
+	m.Effective(r, key)
 	m.Rounds = types.Int64Value(int64(rounds))
 	ctx = tflog.SetField(ctx, "benchmark", key)
 
-	hostname, memBytes, ok := d.checkTarget(ctx, client, r.Target, resp)
+	hostname, memBytes, ok := CheckTarget(ctx, client, r.Target, &resp.Diagnostics)
 	if !ok {
 		return
 	}
-	sweepNamespaces(ctx, client, []string{r.Target.Namespace}, &resp.Diagnostics)
+	SweepNamespaces(ctx, client, []string{r.Target.Namespace}, &resp.Diagnostics)
 
 	c := cache{client: client, namespace: r.Target.Namespace}
 	if r.MaxAge > 0 {
@@ -116,12 +114,12 @@ func (d *DataSource) Read(ctx context.Context, req datasource.ReadRequest, resp 
 	for _, w := range fio.Warnings(r.Spec, memBytes) {
 		resp.Diagnostics.AddWarning("fio job", w)
 	}
-	tflog.Info(ctx, "running fio", map[string]any{"target": r.Target.String(), "job_hash": fio.Hash(r.Spec), "runtime": totalRuntime(r.Spec).String(),
+	tflog.Info(ctx, "running fio", map[string]any{"target": r.Target.String(), "job_hash": fio.Hash(r.Spec), "runtime": TotalRuntime(r.Spec).String(),
 		"rounds": rounds, "timeout": timeout.String()})
 	var results []fio.Result
-	var first measurement
+	var first Measurement
 	for round := range rounds {
-		mt, diags := measure(ctx, d.data, client, r, hostname, timeout, path.Root("node"))
+		mt, diags := Measure(ctx, d.data, client, r, hostname, timeout, path.Root("node"))
 		resp.Diagnostics.Append(diags...)
 		if resp.Diagnostics.HasError() {
 			return
@@ -131,13 +129,13 @@ func (d *DataSource) Read(ctx context.Context, req datasource.ReadRequest, resp 
 		}
 		results = append(results, mt.Result)
 	}
-	result := medianResult(results)
+	result := MedianResult(results)
 	measured := result.Time
 	if measured.IsZero() {
 		measured = first.Started
 	}
 	s := stored{Version: storedVersion, Target: r.Target.String(), JobHash: fio.Hash(r.Spec), MeasuredAt: measured, Result: result, RawJSON: rawJSON(first.Out),
-		Rounds: rounds, Spread: spreads(results)}
+		Rounds: rounds, Spread: Spreads(results)}
 	tflog.Info(ctx, "benchmark finished", map[string]any{"summary": fio.Summary(result), "rounds": rounds})
 	if r.MaxAge > 0 {
 		if err := c.put(ctx, key, s); err != nil {
@@ -152,7 +150,7 @@ func (d *DataSource) Read(ctx context.Context, req datasource.ReadRequest, resp 
 func failure(err error, timeout time.Duration) string {
 	msg := err.Error()
 	if errors.Is(err, context.DeadlineExceeded) || strings.Contains(msg, "timed out after") {
-		msg += fmt.Sprintf("\n\nThe read timeout was %s (fio's runtime plus %s by default); raise it with `timeouts = { read = \"%s\" }` if the cluster is just slow.", timeout, setupAllowance, shortDuration(max((2*timeout).Round(time.Minute), time.Minute)))
+		msg += fmt.Sprintf("\n\nThe read timeout was %s (fio's runtime plus %s by default); raise it with `timeouts = { read = \"%s\" }` if the cluster is just slow.", timeout, SetupAllowance, shortDuration(max((2*timeout).Round(time.Minute), time.Minute)))
 	}
 	return msg
 }
@@ -169,11 +167,12 @@ func shortDuration(d time.Duration) string {
 	return s
 }
 
-// checkTarget checks that the target exists, with errors that name what does exist, and returns
-// the node's hostname label (for pinning a pod) and memory (for the page cache warning).
-func (d *DataSource) checkTarget(ctx context.Context, client kubernetes.Interface, t target, resp *datasource.ReadResponse) (hostname string, memBytes int64, ok bool) {
+// CheckTarget checks that t exists, with errors that name what does exist, and returns the node's
+// hostname label (for pinning a pod) and memory (for the page cache warning). Problems are added
+// to diags, at the data source's target attributes (storage_class, claim, node).
+func CheckTarget(ctx context.Context, client kubernetes.Interface, t Target, diags *diag.Diagnostics) (hostname string, memBytes int64, ok bool) {
 	switch t.Kind {
-	case targetStorageClass:
+	case TargetStorageClass:
 		_, err := client.StorageV1().StorageClasses().Get(ctx, t.Name, metav1.GetOptions{})
 		if kube.IsNotFound(err) {
 			names := []string{}
@@ -182,15 +181,15 @@ func (d *DataSource) checkTarget(ctx context.Context, client kubernetes.Interfac
 					names = append(names, sc.Name)
 				}
 			}
-			resp.Diagnostics.AddAttributeError(path.Root("storage_class"), "Storage class not found",
-				fmt.Sprintf("The cluster has no storage class %q; it has: %s.", t.Name, listOrNone(names)))
+			diags.AddAttributeError(path.Root("storage_class"), "Storage class not found",
+				fmt.Sprintf("The cluster has no storage class %q; it has: %s.", t.Name, ListOrNone(names)))
 			return "", 0, false
 		}
 		if err != nil {
-			resp.Diagnostics.AddError("Reading storage class "+t.Name+" failed", err.Error())
+			diags.AddError("Reading storage class "+t.Name+" failed", err.Error())
 			return "", 0, false
 		}
-	case targetClaim:
+	case TargetClaim:
 		_, err := client.CoreV1().PersistentVolumeClaims(t.Namespace).Get(ctx, t.Name, metav1.GetOptions{})
 		if kube.IsNotFound(err) {
 			names := []string{}
@@ -201,12 +200,12 @@ func (d *DataSource) checkTarget(ctx context.Context, client kubernetes.Interfac
 					}
 				}
 			}
-			resp.Diagnostics.AddAttributeError(path.Root("claim"), "Claim not found",
-				fmt.Sprintf("Namespace %q has no PersistentVolumeClaim %q; it has: %s.", t.Namespace, t.Name, listOrNone(names)))
+			diags.AddAttributeError(path.Root("claim"), "Claim not found",
+				fmt.Sprintf("Namespace %q has no PersistentVolumeClaim %q; it has: %s.", t.Namespace, t.Name, ListOrNone(names)))
 			return "", 0, false
 		}
 		if err != nil {
-			resp.Diagnostics.AddError("Reading claim "+t.Namespace+"/"+t.Name+" failed", err.Error())
+			diags.AddError("Reading claim "+t.Namespace+"/"+t.Name+" failed", err.Error())
 			return "", 0, false
 		}
 	}
@@ -215,7 +214,7 @@ func (d *DataSource) checkTarget(ctx context.Context, client kubernetes.Interfac
 	}
 	n, err := kube.GetNode(ctx, client, t.Node)
 	if err != nil {
-		resp.Diagnostics.AddAttributeError(path.Root("node"), "Unknown node", err.Error())
+		diags.AddAttributeError(path.Root("node"), "Unknown node", err.Error())
 		return "", 0, false
 	}
 	hostname = n.Labels["kubernetes.io/hostname"]
@@ -228,7 +227,9 @@ func (d *DataSource) checkTarget(ctx context.Context, client kubernetes.Interfac
 	return hostname, memBytes, true
 }
 
-func listOrNone(names []string) string {
+// ListOrNone joins names, sorted (in place), for a message that lists what exists: "none" for no
+// names.
+func ListOrNone(names []string) string {
 	if len(names) == 0 {
 		return "none"
 	}

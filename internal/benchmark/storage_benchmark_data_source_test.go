@@ -11,12 +11,12 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
-	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/acctest"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/benchmark"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/benchmark/benchtest"
 )
 
 // short is a job that runs long enough to measure and no longer.
@@ -24,17 +24,13 @@ const short = `  runtime = "2s"
   size    = "16M"
 `
 
-func check(f func() error) resource.TestCheckFunc {
-	return func(*terraform.State) error { return f() }
-}
-
 // A StorageClass without a provisioner and a local volume: the claim binds when the pod is
 // scheduled (WaitForFirstConsumer), and the volume is Available again after each run, so every
 // plan can run fio on it. The second config caches the result, and the third reads the cache.
 func TestAccStorageBenchmark_storageClass(t *testing.T) {
-	e := setup(t)
-	class := e.class()
-	pv, dir := e.localPV(class, "")
+	e := benchtest.Setup(t)
+	class := e.Class()
+	pv, dir := e.LocalPV(class, "")
 	config := func(extra string) string {
 		return acctest.ProviderConfig() + fmt.Sprintf(`
 data "clusterstorage_storage_benchmark" "test" {
@@ -42,7 +38,7 @@ data "clusterstorage_storage_benchmark" "test" {
   namespace     = %q
   node          = %q
 %s%s%s}
-`, class, e.ns, e.node, podAttributes(), short, extra)
+`, class, e.NS, e.Node, benchtest.PodAttributes(), short, extra)
 	}
 	resource.ParallelTest(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
@@ -61,9 +57,9 @@ data "clusterstorage_storage_benchmark" "test" {
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("summary"), knownvalue.StringRegexp(regexp.MustCompile(`^read \d+ IOPS .* p99 .*; write \d+ IOPS`))),
 				},
 				Check: resource.ComposeTestCheckFunc(
-					check(func() error { return e.noLeftovers(false) }),
-					check(func() error { return e.volumeAvailable(pv) }),
-					check(func() error { return noRunDirs(dir) }),
+					benchtest.Check(func() error { return e.NoLeftovers(false) }),
+					benchtest.Check(func() error { return e.VolumeAvailable(pv) }),
+					benchtest.Check(func() error { return benchtest.NoRunDirs(dir) }),
 				),
 			},
 			{
@@ -72,7 +68,7 @@ data "clusterstorage_storage_benchmark" "test" {
 					plausible(true, true),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("raw_json"), knownvalue.StringRegexp(regexp.MustCompile(`^\{"fio version":"fio-3`))),
 				},
-				Check: check(func() error { return e.noLeftovers(true) }),
+				Check: benchtest.Check(func() error { return e.NoLeftovers(true) }),
 			},
 			{
 				// Same target and job: the plan reads the cached result and runs nothing.
@@ -82,15 +78,15 @@ data "clusterstorage_storage_benchmark" "test" {
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("cached"), knownvalue.Bool(true)),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("raw_json"), knownvalue.NotNull()),
 				},
-				Check: check(func() error {
-					cms, err := e.client.CoreV1().ConfigMaps(e.ns).List(context.Background(), metav1.ListOptions{LabelSelector: benchmark.LabelCache})
+				Check: benchtest.Check(func() error {
+					cms, err := e.Client.CoreV1().ConfigMaps(e.NS).List(context.Background(), metav1.ListOptions{LabelSelector: benchmark.LabelCache})
 					if err != nil {
 						return err
 					}
 					if len(cms.Items) != 1 {
 						return fmt.Errorf("%d cache ConfigMaps, want 1", len(cms.Items))
 					}
-					return e.noLeftovers(true)
+					return e.NoLeftovers(true)
 				}),
 			},
 			{
@@ -116,14 +112,14 @@ data "clusterstorage_storage_benchmark" "test" {
 
 // An existing claim: fio works in a directory of its own and leaves the claim's data alone.
 func TestAccStorageBenchmark_claim(t *testing.T) {
-	e := setup(t)
-	class := e.class()
-	pv, dir := e.localPV(class, "")
+	e := benchtest.Setup(t)
+	class := e.Class()
+	pv, dir := e.LocalPV(class, "")
 	existing := filepath.Join(dir, "existing.db")
 	if err := os.WriteFile(existing, []byte("precious"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	claim := e.claim(class, pv)
+	claim := e.Claim(class, pv)
 	resource.ParallelTest(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
@@ -134,7 +130,7 @@ data "clusterstorage_storage_benchmark" "test" {
   namespace = %q
   profile   = "fsync"
 %s%s}
-`, claim, e.ns, podAttributes(), short),
+`, claim, e.NS, benchtest.PodAttributes(), short),
 			ConfigStateChecks: []statecheck.StateCheck{
 				plausible(false, true),
 				statecheck.ExpectKnownValue(addr, tfjsonpath.New("sync").AtMapKey("count"), knownvalue.Int64Func(func(v int64) error {
@@ -146,17 +142,17 @@ data "clusterstorage_storage_benchmark" "test" {
 				statecheck.ExpectKnownValue(addr, tfjsonpath.New("volume_size"), knownvalue.Null()),
 			},
 			Check: resource.ComposeTestCheckFunc(
-				check(func() error { return e.noLeftovers(false) }),
-				check(func() error { return noRunDirs(dir) }),
-				check(func() error {
+				benchtest.Check(func() error { return e.NoLeftovers(false) }),
+				benchtest.Check(func() error { return benchtest.NoRunDirs(dir) }),
+				benchtest.Check(func() error {
 					b, err := os.ReadFile(existing)
 					if err != nil || string(b) != "precious" {
 						return fmt.Errorf("the claim's own data changed: %q, %v", b, err)
 					}
 					return nil
 				}),
-				check(func() error {
-					_, err := e.client.CoreV1().PersistentVolumeClaims(e.ns).Get(context.Background(), claim, metav1.GetOptions{})
+				benchtest.Check(func() error {
+					_, err := e.Client.CoreV1().PersistentVolumeClaims(e.NS).Get(context.Background(), claim, metav1.GetOptions{})
 					return err
 				}),
 			),
@@ -166,7 +162,7 @@ data "clusterstorage_storage_benchmark" "test" {
 
 // A directory on the node over SSH: the node is this machine, reached through a test sshd.
 func TestAccStorageBenchmark_nodePath(t *testing.T) {
-	e := setup(t)
+	e := benchtest.Setup(t)
 	sshd := acctest.StartSSHD(t)
 	dir := t.TempDir()
 	file := filepath.Join(t.TempDir(), "file")
@@ -175,35 +171,35 @@ func TestAccStorageBenchmark_nodePath(t *testing.T) {
 	}
 	// badPath is a run on a node_path that is refused before fio runs.
 	badPath := func(nodePath string) string {
-		return acctest.ProviderConfigSSH(sshd, e.node) + fmt.Sprintf(`
+		return acctest.ProviderConfigSSH(sshd, e.Node) + fmt.Sprintf(`
 data "clusterstorage_storage_benchmark" "test" {
   node_path = %q
   node      = %q
   namespace = %q
 %s}
-`, nodePath, e.node, e.ns, short)
+`, nodePath, e.Node, e.NS, short)
 	}
 	resource.ParallelTest(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		Steps: []resource.TestStep{
 			{
-				Config: acctest.ProviderConfigSSH(sshd, e.node) + fmt.Sprintf(`
+				Config: acctest.ProviderConfigSSH(sshd, e.Node) + fmt.Sprintf(`
 data "clusterstorage_storage_benchmark" "test" {
   node_path = %q
   node      = %q
   namespace = %q
   profile   = "sequential_write"
 %s}
-`, dir, e.node, e.ns, short),
+`, dir, e.Node, e.NS, short),
 				ConfigStateChecks: []statecheck.StateCheck{
 					plausible(false, true),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("block_size"), knownvalue.StringExact("1M")),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("image"), knownvalue.Null()),
 				},
 				Check: resource.ComposeTestCheckFunc(
-					check(func() error { return noRunDirs(dir) }),
-					check(func() error { return e.noLeftovers(false) }),
+					benchtest.Check(func() error { return benchtest.NoRunDirs(dir) }),
+					benchtest.Check(func() error { return e.NoLeftovers(false) }),
 				),
 			},
 			{
@@ -221,11 +217,11 @@ data "clusterstorage_storage_benchmark" "test" {
 // rancher/local-path-provisioner: a real dynamic hostPath provisioner. Its volume is deleted by the
 // provisioner after the run, and waited for.
 func TestAccStorageBenchmark_localPathProvisioner(t *testing.T) {
-	// Parallel before needLocalPath takes its lock: a test waiting for it in the serial phase
+	// Parallel before NeedLocalPath takes its lock: a test waiting for it in the serial phase
 	// would block the paused test that holds it.
 	t.Parallel()
-	e := setup(t)
-	needLocalPath(t, e)
+	e := benchtest.Setup(t)
+	e.NeedLocalPath()
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
@@ -236,17 +232,17 @@ data "clusterstorage_storage_benchmark" "test" {
   namespace     = %q
   profile       = "random_write"
 %s%s}
-`, localPathClass, e.ns, podAttributes(), short),
+`, benchtest.LocalPathClass, e.NS, benchtest.PodAttributes(), short),
 			ConfigStateChecks: []statecheck.StateCheck{plausible(false, true)},
 			Check: resource.ComposeTestCheckFunc(
-				check(func() error { return e.noLeftovers(false) }),
-				check(func() error {
-					pvs, err := e.client.CoreV1().PersistentVolumes().List(context.Background(), metav1.ListOptions{})
+				benchtest.Check(func() error { return e.NoLeftovers(false) }),
+				benchtest.Check(func() error {
+					pvs, err := e.Client.CoreV1().PersistentVolumes().List(context.Background(), metav1.ListOptions{})
 					if err != nil {
 						return err
 					}
 					for _, pv := range pvs.Items {
-						if ref := pv.Spec.ClaimRef; ref != nil && ref.Namespace == e.ns {
+						if ref := pv.Spec.ClaimRef; ref != nil && ref.Namespace == e.NS {
 							return fmt.Errorf("volume %s of a benchmark claim is still there (%s)", pv.Name, pv.Status.Phase)
 						}
 					}
@@ -314,12 +310,12 @@ func TestAccStorageBenchmark_badInput(t *testing.T) {
 
 // Targets that do not exist are named, with what does exist.
 func TestAccStorageBenchmark_missingTargets(t *testing.T) {
-	e := setup(t)
-	class := e.class()
-	pv, _ := e.localPV(class, "")
-	claim := e.claim(class, pv)
+	e := benchtest.Setup(t)
+	class := e.Class()
+	pv, _ := e.LocalPV(class, "")
+	claim := e.Claim(class, pv)
 	data := func(body string) string {
-		return acctest.ProviderConfig() + fmt.Sprintf("data \"clusterstorage_storage_benchmark\" \"test\" {\n  namespace = %q\n%s%s  %s\n}\n", e.ns, podAttributes(), short, body)
+		return acctest.ProviderConfig() + fmt.Sprintf("data \"clusterstorage_storage_benchmark\" \"test\" {\n  namespace = %q\n%s%s  %s\n}\n", e.NS, benchtest.PodAttributes(), short, body)
 	}
 	resource.ParallelTest(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
@@ -328,17 +324,17 @@ func TestAccStorageBenchmark_missingTargets(t *testing.T) {
 			{Config: data(`storage_class = "no-such-class"`), ExpectError: acctest.ErrorRegexp(`no storage class "no-such-class"; it has: .*` + class)},
 			{Config: data(`claim = "no-such-claim"`), ExpectError: acctest.ErrorRegexp(`has no PersistentVolumeClaim "no-such-claim"; it has: ` + claim)},
 			{Config: data(`storage_class = "` + class + `"
-  node = "no-such-node"`), ExpectError: acctest.ErrorRegexp(`node "no-such-node" not found in the cluster; its nodes are: .*` + e.node)},
-			{Config: acctest.ProviderConfig() + fmt.Sprintf("data \"clusterstorage_storage_benchmark\" \"test\" {\n  node_path = \"/tmp\"\n  node = %q\n%s}\n", e.node, short),
+  node = "no-such-node"`), ExpectError: acctest.ErrorRegexp(`node "no-such-node" not found in the cluster; its nodes are: .*` + e.Node)},
+			{Config: acctest.ProviderConfig() + fmt.Sprintf("data \"clusterstorage_storage_benchmark\" \"test\" {\n  node_path = \"/tmp\"\n  node = %q\n%s}\n", e.Node, short),
 				ExpectError: acctest.ErrorRegexp(`the provider has no ssh block`)},
 			{
 				PreConfig: func() {
-					if err := e.noLeftovers(false); err != nil {
+					if err := e.NoLeftovers(false); err != nil {
 						t.Fatal(err)
 					}
 				},
 				Config: data(`claim = "` + claim + `"`),
-				Check:  check(func() error { return e.noLeftovers(false) }),
+				Check:  benchtest.Check(func() error { return e.NoLeftovers(false) }),
 			},
 		},
 	})

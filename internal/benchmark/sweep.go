@@ -146,9 +146,9 @@ func sweep(ctx context.Context, client kubernetes.Interface, namespace string, n
 	return done, nil
 }
 
-// sweepNamespaces sweeps each namespace once and reports what it removed, and any problem, as
+// SweepNamespaces sweeps each namespace once and reports what it removed, and any problem, as
 // warnings: a leftover never stops a benchmark.
-func sweepNamespaces(ctx context.Context, client kubernetes.Interface, namespaces []string, diags *diag.Diagnostics) {
+func SweepNamespaces(ctx context.Context, client kubernetes.Interface, namespaces []string, diags *diag.Diagnostics) {
 	log := func(msg string, fields map[string]any) { tflog.Info(ctx, msg, fields) }
 	seen := map[string]bool{}
 	for _, ns := range namespaces {

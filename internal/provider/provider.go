@@ -12,6 +12,7 @@ import (
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/backend"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/benchmark"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/capacity"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/comparison"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/k3smigration"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/localpv"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/providerdata"
@@ -85,7 +86,7 @@ func (p *Provider) Resources(_ context.Context) []func() resource.Resource {
 func (p *Provider) DataSources(_ context.Context) []func() datasource.DataSource {
 	return []func() datasource.DataSource{
 		benchmark.NewDataSource,
-		benchmark.NewComparisonDataSource,
+		comparison.NewDataSource,
 		capacity.NewDataSource,
 		volumes.NewDataSource,
 	}

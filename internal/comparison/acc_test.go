@@ -1,4 +1,4 @@
-package benchmark_test
+package comparison_test
 
 import (
 	"errors"
@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/acctest"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/benchmark/benchtest"
 )
 
 const cmpAddr = "data.clusterstorage_storage_comparison.test"
@@ -24,13 +25,13 @@ const cmpAddr = "data.clusterstorage_storage_comparison.test"
 // spread, the baseline's ratio to itself is 1, the local-path target reports the memory of the
 // provisioner's pods (working set when the cluster serves the metrics API), and nothing is left.
 func TestAccStorageComparison_threeTargets(t *testing.T) {
-	// Parallel before needLocalPath takes its lock: a test waiting for it in the serial phase
+	// Parallel before NeedLocalPath takes its lock: a test waiting for it in the serial phase
 	// would block the paused test that holds it.
 	t.Parallel()
-	e := setup(t)
-	class := e.class()
-	pv, pvDir := e.localPV(class, "")
-	needLocalPath(t, e)
+	e := benchtest.Setup(t)
+	class := e.Class()
+	pv, pvDir := e.LocalPV(class, "")
+	e.NeedLocalPath()
 	sshd := acctest.StartSSHD(t)
 	diskDir := t.TempDir()
 	metricsAPI := metricsServed(t, e)
@@ -48,7 +49,7 @@ func TestAccStorageComparison_threeTargets(t *testing.T) {
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		Steps: []resource.TestStep{{
-			Config: acctest.ProviderConfigSSH(sshd, e.node) + fmt.Sprintf(`
+			Config: acctest.ProviderConfigSSH(sshd, e.Node) + fmt.Sprintf(`
 data "clusterstorage_storage_comparison" "test" {
   targets = {
     disk       = { node_path = %q }
@@ -62,7 +63,7 @@ data "clusterstorage_storage_comparison" "test" {
   runtime   = "1s"
   size      = "16M"
 %s}
-`, diskDir, class, e.node, e.ns, podAttributes()),
+`, diskDir, class, e.Node, e.NS, benchtest.PodAttributes()),
 			ConfigStateChecks: []statecheck.StateCheck{
 				statecheck.ExpectKnownValue(cmpAddr, tfjsonpath.New("order"), knownvalue.ListExact([]knownvalue.Check{
 					knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact("disk"), knownvalue.StringExact("local_path"), knownvalue.StringExact("local_pv")}),
@@ -85,15 +86,15 @@ data "clusterstorage_storage_comparison" "test" {
 				statecheck.ExpectKnownValue(cmpAddr, tfjsonpath.New("results").AtMapKey("local_path").AtMapKey("memory").AtMapKey("usage_bytes"), usage),
 				// Every target ran on the comparison's node.
 				statecheck.ExpectKnownValue(cmpAddr, tfjsonpath.New("table"), knownvalue.StringRegexp(regexp.MustCompile(
-					`(?s)^fio database +disk +local_path +local_pv\nnode( +`+regexp.QuoteMeta(e.node)+`){3}\nread IOPS +\d+ ±\d+% +\d+ ±\d+% +\d+ ±\d+%\n.*read IOPS vs disk +1\.00x +\d+\.\d\dx( ~)? +\d+\.\d\dx( ~)?\n.*memory \(working set\) +0 MiB +(\d+ MiB|no metrics API) +0 MiB\n`))),
+					`(?s)^fio database +disk +local_path +local_pv\nnode( +`+regexp.QuoteMeta(e.Node)+`){3}\nread IOPS +\d+ ±\d+% +\d+ ±\d+% +\d+ ±\d+%\n.*read IOPS vs disk +1\.00x +\d+\.\d\dx( ~)? +\d+\.\d\dx( ~)?\n.*memory \(working set\) +0 MiB +(\d+ MiB|no metrics API) +0 MiB\n`))),
 				comparisonPlausible([]string{"disk", "local_path", "local_pv"}, 2),
 				logTable(t),
 			},
 			Check: resource.ComposeTestCheckFunc(
-				check(func() error { return e.noLeftovers(false) }),
-				check(func() error { return e.volumeAvailable(pv) }),
-				check(func() error { return noRunDirs(pvDir) }),
-				check(func() error { return noRunDirs(diskDir) }),
+				benchtest.Check(func() error { return e.NoLeftovers(false) }),
+				benchtest.Check(func() error { return e.VolumeAvailable(pv) }),
+				benchtest.Check(func() error { return benchtest.NoRunDirs(pvDir) }),
+				benchtest.Check(func() error { return benchtest.NoRunDirs(diskDir) }),
 			),
 		}},
 	})
@@ -103,27 +104,27 @@ data "clusterstorage_storage_comparison" "test" {
 // reach a disk) against the node's disk, with the fsync profile (buffered writes, each followed
 // by fdatasync): the comparison warns that it is faster than its raw-disk baseline, probably a cache.
 func TestAccStorageComparison_cacheWarning(t *testing.T) {
-	e := setup(t)
+	e := benchtest.Setup(t)
 	if fi, err := os.Stat("/dev/shm"); err != nil || !fi.IsDir() {
 		t.Skip("no /dev/shm (tmpfs) on the node for a memory-backed volume")
 	}
 	if !acctest.LocalCluster() {
 		t.Skip("needs the local cluster: its node is this machine, whose /dev/shm holds the memory-backed volume")
 	}
-	class := e.class()
+	class := e.Class()
 	shmDir, err := os.MkdirTemp("/dev/shm", "acc-bench-") //nolint:usetesting // the volume must be on tmpfs, which t.TempDir is not
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(shmDir) }) //nolint:errcheck // best effort
-	e.localPV(class, shmDir)
+	e.LocalPV(class, shmDir)
 	sshd := acctest.StartSSHD(t)
 	diskDir := t.TempDir()
 	resource.ParallelTest(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		Steps: []resource.TestStep{{
-			Config: acctest.ProviderConfigSSH(sshd, e.node) + fmt.Sprintf(`
+			Config: acctest.ProviderConfigSSH(sshd, e.Node) + fmt.Sprintf(`
 data "clusterstorage_storage_comparison" "test" {
   targets = {
     disk   = { node_path = %q }
@@ -137,7 +138,7 @@ data "clusterstorage_storage_comparison" "test" {
   runtime   = "2s"
   size      = "16M"
 %s}
-`, diskDir, class, e.node, e.ns, podAttributes()),
+`, diskDir, class, e.Node, e.NS, benchtest.PodAttributes()),
 			ConfigStateChecks: []statecheck.StateCheck{
 				statecheck.ExpectKnownValue(cmpAddr, tfjsonpath.New("direct"), knownvalue.Bool(false)),
 				statecheck.ExpectKnownValue(cmpAddr, tfjsonpath.New("warnings"), knownvalue.ListPartial(map[int]knownvalue.Check{
@@ -145,7 +146,7 @@ data "clusterstorage_storage_comparison" "test" {
 				})),
 				statecheck.ExpectKnownValue(cmpAddr, tfjsonpath.New("results").AtMapKey("memory").AtMapKey("vs_baseline").AtMapKey("write_iops").AtMapKey("significant"), knownvalue.Bool(true)),
 			},
-			Check: check(func() error { return e.noLeftovers(false) }),
+			Check: benchtest.Check(func() error { return e.NoLeftovers(false) }),
 		}},
 	})
 }
@@ -219,9 +220,9 @@ func logTable(t *testing.T) statecheck.StateCheck {
 }
 
 // metricsServed reports whether the cluster serves metrics.k8s.io.
-func metricsServed(t *testing.T, e *env) bool {
+func metricsServed(t *testing.T, e *benchtest.Env) bool {
 	t.Helper()
-	_, err := e.client.Discovery().ServerResourcesForGroupVersion("metrics.k8s.io/v1beta1")
+	_, err := e.Client.Discovery().ServerResourcesForGroupVersion("metrics.k8s.io/v1beta1")
 	return err == nil
 }
 
@@ -240,7 +241,7 @@ func comparisonPlausible(names []string, rounds int) statecheck.StateCheck {
 			if n := acctest.Number(r["rounds"]); n != float64(rounds) {
 				errs = append(errs, fmt.Errorf("%s: rounds = %v", name, n))
 			}
-			if err := plausibleIn(map[string]any{
+			if err := benchtest.PlausibleIn(map[string]any{
 				"read": r["read"], "write": r["write"], "fio_version": "fio-3", "runtime_seconds": 1.0, "measured_at": nowRFC3339(),
 			}, true, true); err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", name, err))
@@ -248,7 +249,7 @@ func comparisonPlausible(names []string, rounds int) statecheck.StateCheck {
 			if s, _ := r["summary"].(string); !strings.Contains(s, fmt.Sprintf("; %d rounds: read IOPS", rounds)) {
 				errs = append(errs, fmt.Errorf("%s: summary %q", name, s))
 			}
-			if err := spreadHoldsIn(r, "read", "iops", "read_iops"); err != nil {
+			if err := benchtest.SpreadHoldsIn(r, "read", "iops", "read_iops"); err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", name, err))
 			}
 		}

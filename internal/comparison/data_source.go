@@ -1,4 +1,4 @@
-package benchmark
+package comparison
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/benchmark"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/fio"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/providerdata"
@@ -20,44 +21,44 @@ import (
 )
 
 var (
-	_ datasource.DataSourceWithConfigure      = &ComparisonDataSource{}
-	_ datasource.DataSourceWithValidateConfig = &ComparisonDataSource{}
+	_ datasource.DataSourceWithConfigure      = &DataSource{}
+	_ datasource.DataSourceWithValidateConfig = &DataSource{}
 )
 
 // runAllowance is added to fio's runtime, per run, for the default read timeout of a comparison:
 // a pod's scheduling, binding and cleanup.
 const runAllowance = time.Minute
 
-// NewComparisonDataSource returns the clusterstorage_storage_comparison data source.
-func NewComparisonDataSource() datasource.DataSource {
-	return &ComparisonDataSource{}
+// NewDataSource returns the clusterstorage_storage_comparison data source.
+func NewDataSource() datasource.DataSource {
+	return &DataSource{}
 }
 
-// ComparisonDataSource runs one fio job on several targets in interleaved rounds and compares them.
-type ComparisonDataSource struct {
+// DataSource runs one fio job on several targets in interleaved rounds and compares them.
+type DataSource struct {
 	data *providerdata.Data
 }
 
 // Metadata sets the type name.
-func (d *ComparisonDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
+func (d *DataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_storage_comparison"
 }
 
 // Configure receives the provider's shared clients and node access.
-func (d *ComparisonDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
+func (d *DataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
 	d.data = providerdata.From(req.ProviderData, &resp.Diagnostics)
 }
 
 // ValidateConfig refuses, at plan time, no targets, an unknown baseline, rounds out of range, and
 // whatever the benchmark refuses of a target or the fio job.
-func (d *ComparisonDataSource) ValidateConfig(ctx context.Context, req datasource.ValidateConfigRequest, resp *datasource.ValidateConfigResponse) {
+func (d *DataSource) ValidateConfig(ctx context.Context, req datasource.ValidateConfigRequest, resp *datasource.ValidateConfigResponse) {
 	// targets built by an expression (merge(), a for over a resource's outputs) can be unknown
 	// as a whole or per target until apply: check them then.
 	config := req.Config
 	if len(tfconv.Pending(&config.Raw, &resp.Diagnostics, "targets")) > 0 || resp.Diagnostics.HasError() {
 		return
 	}
-	var m comparisonModel
+	var m model
 	resp.Diagnostics.Append(config.Get(ctx, &m)...)
 	if resp.Diagnostics.HasError() || m.anyUnknown() {
 		return
@@ -67,8 +68,8 @@ func (d *ComparisonDataSource) ValidateConfig(ctx context.Context, req datasourc
 }
 
 // Read runs the rounds and compares the targets.
-func (d *ComparisonDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
-	var m comparisonModel
+func (d *DataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
+	var m model
 	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -80,7 +81,7 @@ func (d *ComparisonDataSource) Read(ctx context.Context, req datasource.ReadRequ
 	}
 	spec := targets[0].Request.Spec
 	runs := rounds * len(targets)
-	timeout, diags := m.Timeouts.Read(ctx, time.Duration(runs)*(totalRuntime(spec)+runAllowance)+setupAllowance)
+	timeout, diags := m.Timeouts.Read(ctx, time.Duration(runs)*(benchmark.TotalRuntime(spec)+runAllowance)+benchmark.SetupAllowance)
 	resp.Diagnostics.Append(diags...)
 	client := d.data.KubeClient(&resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
@@ -94,9 +95,9 @@ func (d *ComparisonDataSource) Read(ctx context.Context, req datasource.ReadRequ
 	hostnames := map[string]string{}
 	memByNode := map[string]int64{}
 	for _, t := range targets {
-		var check datasource.ReadResponse
-		hostname, memBytes, ok := (&DataSource{data: d.data}).checkTarget(ctx, client, t.Request.Target, &check)
-		resp.Diagnostics.Append(repath(check.Diagnostics, targetPath(t.Name))...)
+		var check diag.Diagnostics
+		hostname, memBytes, ok := benchmark.CheckTarget(ctx, client, t.Request.Target, &check)
+		resp.Diagnostics.Append(repath(check, targetPath(t.Name))...)
 		if !ok {
 			continue
 		}
@@ -110,7 +111,7 @@ func (d *ComparisonDataSource) Read(ctx context.Context, req datasource.ReadRequ
 	for _, t := range targets {
 		namespaces = append(namespaces, t.Request.Target.Namespace)
 	}
-	sweepNamespaces(ctx, client, namespaces, &resp.Diagnostics)
+	benchmark.SweepNamespaces(ctx, client, namespaces, &resp.Diagnostics)
 	var warnings []string
 	seen := map[string]bool{}
 	for _, t := range targets {
@@ -122,9 +123,9 @@ func (d *ComparisonDataSource) Read(ctx context.Context, req datasource.ReadRequ
 		}
 	}
 
-	order := interleave(len(targets), rounds)
+	order := benchmark.Interleave(len(targets), rounds)
 	tflog.Info(ctx, "comparing storage", map[string]any{"targets": len(targets), "rounds": rounds, "job_hash": fio.Hash(spec),
-		"runtime": totalRuntime(spec).String(), "timeout": timeout.String()})
+		"runtime": benchmark.TotalRuntime(spec).String(), "timeout": timeout.String()})
 	results := map[string][]fio.Result{}
 	m.Order = make([][]string, 0, len(order))
 	for round, visit := range order {
@@ -133,7 +134,7 @@ func (d *ComparisonDataSource) Read(ctx context.Context, req datasource.ReadRequ
 			t := targets[i]
 			names = append(names, t.Name)
 			tflog.Debug(ctx, "comparison run", map[string]any{"round": round + 1, "target": t.Name})
-			mt, diags := measure(ctx, d.data, client, t.Request, hostnames[t.Name], timeout, targetPath(t.Name).AtName("node"))
+			mt, diags := benchmark.Measure(ctx, d.data, client, t.Request, hostnames[t.Name], timeout, targetPath(t.Name).AtName("node"))
 			resp.Diagnostics.Append(diags...)
 			if resp.Diagnostics.HasError() {
 				return
@@ -147,7 +148,7 @@ func (d *ComparisonDataSource) Read(ctx context.Context, req datasource.ReadRequ
 	ms := make([]measured, 0, len(targets))
 	for _, t := range targets {
 		rs := results[t.Name]
-		mt := measured{Name: t.Name, Kind: t.Request.Target.Kind, Node: t.Request.Target.Node, Median: medianResult(rs), Spreads: spreads(rs), Rounds: len(rs)}
+		mt := measured{Name: t.Name, Kind: t.Request.Target.Kind, Node: t.Request.Target.Node, Median: benchmark.MedianResult(rs), Spreads: benchmark.Spreads(rs), Rounds: len(rs)}
 		if t.BackendNamespace != "" {
 			use, diags := backendMemory(ctx, client, t.BackendNamespace, targetPath(t.Name).AtName("backend_namespace"))
 			resp.Diagnostics.Append(diags...)
@@ -201,13 +202,13 @@ func backendMemory(ctx context.Context, client kubernetes.Interface, namespace s
 
 // observed writes the comparison into the model: effective job settings, per-target results,
 // the table and warnings.
-func (m *comparisonModel) observed(targets []comparisonTarget, ms []measured, baseline string, spec fio.Spec, metricsAPI bool, warnings []string) {
+func (m *model) observed(targets []target, ms []measured, baseline string, spec fio.Spec, metricsAPI bool, warnings []string) {
 	// The job's effective settings, as the benchmark fills them.
-	b := m.benchModel(comparisonTargetModel{targetModel: targetModel{StorageClass: types.StringValue("x")}})
+	b := m.benchModel(targetModel{TargetModel: benchmark.TargetModel{StorageClass: types.StringValue("x")}})
 	r := targets[0].Request
-	r.Target = target{Kind: targetStorageClass}
-	b.effective(r, "")
-	m.jobModel = b.jobModel
+	r.Target = benchmark.Target{Kind: benchmark.TargetStorageClass}
+	b.Effective(r, "")
+	m.JobModel = b.JobModel
 	m.Image = b.Image
 	m.Rounds = types.Int64Value(int64(ms[0].Rounds))
 
@@ -217,14 +218,14 @@ func (m *comparisonModel) observed(targets []comparisonTarget, ms []measured, ba
 			base = mt
 		}
 	}
-	m.Results = make(map[string]comparisonResultModel, len(ms))
+	m.Results = make(map[string]resultModel, len(ms))
 	for _, mt := range ms {
-		res := comparisonResultModel{
+		res := resultModel{
 			Kind:          types.StringValue(string(mt.Kind)),
 			Rounds:        types.Int64Value(int64(mt.Rounds)),
-			ioResultModel: ioResultOf(mt.Median),
-			Summary:       types.StringValue(summaryOf(stored{Result: mt.Median, Rounds: mt.Rounds, Spread: mt.Spreads})),
-			Spread:        spreadModelOf(mt.Spreads),
+			IOResultModel: benchmark.IOResultOf(mt.Median),
+			Summary:       types.StringValue(benchmark.SummaryOf(mt.Median, mt.Rounds, mt.Spreads)),
+			Spread:        benchmark.SpreadModelOf(mt.Spreads),
 			VsBaseline:    map[string]ratioModel{},
 		}
 		for key, r := range ratios(mt, base) {

@@ -1,34 +1,46 @@
-package benchmark
+package comparison
 
 import (
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/benchmark"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/fio"
 )
 
-// target measures a target from rounds of (read IOPS, write IOPS, read p99 µs).
-func measuredOf(name string, kind targetKind, rounds ...[3]float64) measured {
+// result is one round of an 8k job: read and write IOPS (bandwidth follows) and the read p99 in
+// µs (the mean is half of it, the maximum twice).
+func result(readIOPS, writeIOPS, readP99 float64) fio.Result {
+	return fio.Result{
+		FioVersion: "fio-3.33",
+		Read:       fio.IOStats{IOPS: readIOPS, BandwidthBytesPerSecond: readIOPS * 8192, IOs: int64(readIOPS) * 2, LatencyMicroseconds: fio.Latency{Mean: readP99 / 2, P99: readP99, Max: readP99 * 2}},
+		Write:      fio.IOStats{IOPS: writeIOPS, BandwidthBytesPerSecond: writeIOPS * 8192},
+		CPU:        fio.CPUPercent{User: readIOPS / 1000},
+	}
+}
+
+// measuredOf measures a target from rounds of (read IOPS, write IOPS, read p99 µs).
+func measuredOf(name string, kind benchmark.TargetKind, rounds ...[3]float64) measured {
 	rs := make([]fio.Result, len(rounds))
 	for i, r := range rounds {
 		rs[i] = result(r[0], r[1], r[2])
 	}
-	return measured{Name: name, Kind: kind, Median: medianResult(rs), Spreads: spreads(rs), Rounds: len(rs)}
+	return measured{Name: name, Kind: kind, Median: benchmark.MedianResult(rs), Spreads: benchmark.Spreads(rs), Rounds: len(rs)}
 }
 
 func TestRatioOf(t *testing.T) {
 	for _, c := range []struct {
 		name         string
-		target, base spread
+		target, base benchmark.Spread
 		rounds       int
 		want         ratio
 	}{
-		{"apart", spread{Median: 200, Min: 190, Max: 210}, spread{Median: 100, Min: 95, Max: 105}, 3, ratio{Value: 2, Known: true, Significant: true}},
-		{"overlapping", spread{Median: 104, Min: 99, Max: 110}, spread{Median: 100, Min: 95, Max: 105}, 3, ratio{Value: 1.04, Known: true}},
-		{"slower, apart", spread{Median: 50, Min: 45, Max: 55}, spread{Median: 100, Min: 95, Max: 105}, 2, ratio{Value: 0.5, Known: true, Significant: true}},
-		{"one round never tells", spread{Median: 200, Min: 200, Max: 200}, spread{Median: 100, Min: 100, Max: 100}, 1, ratio{Value: 2, Known: true}},
-		{"baseline zero", spread{Median: 5, Min: 5, Max: 5}, spread{}, 3, ratio{Significant: true}},
+		{"apart", benchmark.Spread{Median: 200, Min: 190, Max: 210}, benchmark.Spread{Median: 100, Min: 95, Max: 105}, 3, ratio{Value: 2, Known: true, Significant: true}},
+		{"overlapping", benchmark.Spread{Median: 104, Min: 99, Max: 110}, benchmark.Spread{Median: 100, Min: 95, Max: 105}, 3, ratio{Value: 1.04, Known: true}},
+		{"slower, apart", benchmark.Spread{Median: 50, Min: 45, Max: 55}, benchmark.Spread{Median: 100, Min: 95, Max: 105}, 2, ratio{Value: 0.5, Known: true, Significant: true}},
+		{"one round never tells", benchmark.Spread{Median: 200, Min: 200, Max: 200}, benchmark.Spread{Median: 100, Min: 100, Max: 100}, 1, ratio{Value: 2, Known: true}},
+		{"baseline zero", benchmark.Spread{Median: 5, Min: 5, Max: 5}, benchmark.Spread{}, 3, ratio{Significant: true}},
 	} {
 		if got := ratioOf(c.target, c.base, c.rounds); got != c.want {
 			t.Errorf("%s: ratioOf = %+v, want %+v", c.name, got, c.want)
@@ -37,9 +49,9 @@ func TestRatioOf(t *testing.T) {
 }
 
 func TestCacheWarnings(t *testing.T) {
-	disk := measuredOf("disk", targetNodePath, [3]float64{1000, 400, 900}, [3]float64{1100, 420, 800}, [3]float64{1050, 410, 850})
-	cached := measuredOf("cached", targetStorageClass, [3]float64{9000, 410, 90}, [3]float64{9500, 430, 95}, [3]float64{8000, 405, 99})
-	same := measuredOf("same", targetStorageClass, [3]float64{1080, 380, 870}, [3]float64{1000, 440, 820}, [3]float64{1120, 400, 880})
+	disk := measuredOf("disk", benchmark.TargetNodePath, [3]float64{1000, 400, 900}, [3]float64{1100, 420, 800}, [3]float64{1050, 410, 850})
+	cached := measuredOf("cached", benchmark.TargetStorageClass, [3]float64{9000, 410, 90}, [3]float64{9500, 430, 95}, [3]float64{8000, 405, 99})
+	same := measuredOf("same", benchmark.TargetStorageClass, [3]float64{1080, 380, 870}, [3]float64{1000, 440, 820}, [3]float64{1120, 400, 880})
 	got := cacheWarnings([]measured{disk, cached, same}, "disk")
 	if len(got) != 1 || !strings.Contains(got[0], `Target "cached" is faster than its baseline "disk"`) ||
 		!strings.Contains(got[0], "read IOPS 8.57x") || !strings.Contains(got[0], "read latency (p99)") ||
@@ -48,7 +60,7 @@ func TestCacheWarnings(t *testing.T) {
 	}
 	// Only a node_path baseline is the disk below the others.
 	pvBase := disk
-	pvBase.Kind = targetStorageClass
+	pvBase.Kind = benchmark.TargetStorageClass
 	if got := cacheWarnings([]measured{pvBase, cached}, "disk"); len(got) != 0 {
 		t.Errorf("warnings against a storage class baseline: %q", got)
 	}
@@ -63,15 +75,15 @@ func TestCacheWarnings(t *testing.T) {
 		t.Errorf("no warning for a faster target on the baseline's node: %q", got)
 	}
 	// Faster within the spread is no warning; one round never is.
-	oneRound := measuredOf("cached", targetStorageClass, [3]float64{9000, 410, 90})
+	oneRound := measuredOf("cached", benchmark.TargetStorageClass, [3]float64{9000, 410, 90})
 	if got := cacheWarnings([]measured{disk, same, oneRound}, "disk"); len(got) != 0 {
 		t.Errorf("warnings within the spread or of one round: %q", got)
 	}
 }
 
 func TestSpreadWarnings(t *testing.T) {
-	calm := measuredOf("calm", targetStorageClass, [3]float64{1000, 400, 900}, [3]float64{1010, 404, 800})
-	noisy := measuredOf("noisy", targetStorageClass, [3]float64{1000, 400, 900}, [3]float64{2000, 404, 800})
+	calm := measuredOf("calm", benchmark.TargetStorageClass, [3]float64{1000, 400, 900}, [3]float64{1010, 404, 800})
+	noisy := measuredOf("noisy", benchmark.TargetStorageClass, [3]float64{1000, 400, 900}, [3]float64{2000, 404, 800})
 	got := spreadWarnings([]measured{calm, noisy})
 	if len(got) != 1 || !strings.Contains(got[0], `target "noisy" differ too much to rank it (read IOPS CV 47 %, above 15 %)`) {
 		t.Errorf("spreadWarnings = %q", got)
@@ -79,9 +91,9 @@ func TestSpreadWarnings(t *testing.T) {
 }
 
 func TestTable(t *testing.T) {
-	disk := measuredOf("node disk", targetNodePath, [3]float64{1000, 400, 900}, [3]float64{1100, 420, 800}, [3]float64{1050, 410, 850})
-	pv := measuredOf("local PV", targetStorageClass, [3]float64{1080, 380, 870}, [3]float64{1000, 440, 820}, [3]float64{1120, 400, 880})
-	oe := measuredOf("OpenEBS", targetStorageClass, [3]float64{500, 200, 1800}, [3]float64{520, 210, 1700}, [3]float64{510, 205, 1750})
+	disk := measuredOf("node disk", benchmark.TargetNodePath, [3]float64{1000, 400, 900}, [3]float64{1100, 420, 800}, [3]float64{1050, 410, 850})
+	pv := measuredOf("local PV", benchmark.TargetStorageClass, [3]float64{1080, 380, 870}, [3]float64{1000, 440, 820}, [3]float64{1120, 400, 880})
+	oe := measuredOf("OpenEBS", benchmark.TargetStorageClass, [3]float64{500, 200, 1800}, [3]float64{520, 210, 1700}, [3]float64{510, 205, 1750})
 	oe.Memory = &memoryUse{Namespace: "openebs", Pods: 2, RequestsBytes: 100 << 20, UsageBytes: 43 << 20, UsageKnown: true}
 	got := table("fio database", []measured{oe, pv, disk}, "node disk")
 	want := `fio database                 node disk        OpenEBS       local PV

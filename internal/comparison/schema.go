@@ -1,4 +1,4 @@
-package benchmark
+package comparison
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/benchmark"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/validate"
 )
 
@@ -27,9 +28,9 @@ var targetAttributeNames = []string{"storage_class", "claim", "node_path", "node
 
 // Schema describes clusterstorage_storage_comparison. The fio job, pod and target attributes are
 // the benchmark's own (one definition, one set of validators).
-func (d *ComparisonDataSource) Schema(ctx context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
+func (d *DataSource) Schema(ctx context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
 	var bench datasource.SchemaResponse
-	(&DataSource{}).Schema(ctx, datasource.SchemaRequest{}, &bench)
+	(&benchmark.DataSource{}).Schema(ctx, datasource.SchemaRequest{}, &bench)
 	from := bench.Schema.Attributes
 	var nodeValidators []validator.String
 	if node, ok := from["node"].(schema.StringAttribute); ok {
@@ -70,8 +71,8 @@ func (d *ComparisonDataSource) Schema(ctx context.Context, _ datasource.SchemaRe
 			MarkdownDescription: "Name of the target the others are compared with, usually the node's disk (a `node_path` target): every result has the ratio of " +
 				"each figure to the baseline's. A target on the baseline's node that is faster than a `node_path` baseline beyond the spread is warned about (probably a cache).",
 		},
-		"rounds": roundsAttribute("the job runs on each target, interleaved: the first round visits the targets in name order (A B C), "+
-			"the next starts one later (B C A), and so on, so drift on the machine hits every target alike", DefaultComparisonRounds),
+		"rounds": benchmark.RoundsAttribute("the job runs on each target, interleaved: the first round visits the targets in name order (A B C), "+
+			"the next starts one later (B C A), and so on, so drift on the machine hits every target alike", DefaultRounds),
 		"node": schema.StringAttribute{
 			Optional:            true,
 			MarkdownDescription: "Kubernetes node of every target that does not name its own.",
@@ -126,8 +127,8 @@ func (d *ComparisonDataSource) Schema(ctx context.Context, _ datasource.SchemaRe
 
 // resultAttributes is the schema of one target's result; from is the benchmark's schema.
 func resultAttributes(from map[string]schema.Attribute) map[string]schema.Attribute {
-	ratioKeys := make([]string, len(figures))
-	for i, f := range figures {
+	ratioKeys := make([]string, len(benchmark.Figures))
+	for i, f := range benchmark.Figures {
 		ratioKeys[i] = "`" + f.Key + "`"
 	}
 	return map[string]schema.Attribute{
@@ -138,7 +139,7 @@ func resultAttributes(from map[string]schema.Attribute) map[string]schema.Attrib
 		"sync":    from["sync"],
 		"cpu":     from["cpu"],
 		"summary": from["summary"],
-		"spread":  spreadAttribute(),
+		"spread":  benchmark.SpreadAttribute(),
 		"vs_baseline": schema.MapNestedAttribute{
 			Computed: true,
 			MarkdownDescription: "Each headline figure (" + strings.Join(ratioKeys, ", ") + ") over the baseline's: `ratio` (median over median; " +

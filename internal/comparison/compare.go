@@ -1,4 +1,4 @@
-package benchmark
+package comparison
 
 import (
 	"cmp"
@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/benchmark"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/fio"
 )
 
@@ -14,8 +15,8 @@ import (
 // Kubernetes and no Terraform in it: ratios to the baseline and whether they exceed the spread,
 // the warnings, and the table.
 
-// DefaultComparisonRounds is how many interleaved rounds a comparison runs by default.
-const DefaultComparisonRounds = 3
+// DefaultRounds is how many interleaved rounds a comparison runs by default.
+const DefaultRounds = 3
 
 // maxRankCV is the coefficient of variation of a headline figure above which a comparison warns
 // that the spread is too large to rank the targets.
@@ -24,11 +25,11 @@ const maxRankCV = 0.15
 // measured is what the rounds of one target gave.
 type measured struct {
 	Name string
-	Kind targetKind
+	Kind benchmark.TargetKind
 	// Node is the node the target ran on ("" when the scheduler chose: no node named).
 	Node    string
 	Median  fio.Result
-	Spreads map[string]spread
+	Spreads map[string]benchmark.Spread
 	Rounds  int
 	// Memory is the memory of the pods serving the target, when it names a backend namespace.
 	Memory *memoryUse
@@ -56,8 +57,8 @@ type ratio struct {
 }
 
 // ratioOf compares one figure of a target with the baseline's.
-func ratioOf(target, baseline spread, rounds int) ratio {
-	r := ratio{Significant: rounds >= 2 && !target.overlaps(baseline)}
+func ratioOf(target, baseline benchmark.Spread, rounds int) ratio {
+	r := ratio{Significant: rounds >= 2 && !target.Overlaps(baseline)}
 	if baseline.Median != 0 {
 		r.Value, r.Known = target.Median/baseline.Median, true
 	}
@@ -66,8 +67,8 @@ func ratioOf(target, baseline spread, rounds int) ratio {
 
 // ratios compares every headline figure of t with the baseline b.
 func ratios(t, b measured) map[string]ratio {
-	out := make(map[string]ratio, len(figures))
-	for _, f := range figures {
+	out := make(map[string]ratio, len(benchmark.Figures))
+	for _, f := range benchmark.Figures {
 		out[f.Key] = ratioOf(t.Spreads[f.Key], b.Spreads[f.Key], min(t.Rounds, b.Rounds))
 	}
 	return out
@@ -75,9 +76,9 @@ func ratios(t, b measured) map[string]ratio {
 
 // activeFigures are the figures any of the targets measured (a read-only job has no write
 // figures, only an fsync job has sync latency).
-func activeFigures(ms []measured) []figure {
-	var out []figure
-	for _, f := range figures {
+func activeFigures(ms []measured) []benchmark.Figure {
+	var out []benchmark.Figure
+	for _, f := range benchmark.Figures {
 		for _, m := range ms {
 			if m.Spreads[f.Key].Max != 0 {
 				out = append(out, f)
@@ -99,7 +100,7 @@ func cacheWarnings(ms []measured, baseline string) []string {
 			b = &ms[i]
 		}
 	}
-	if b == nil || b.Kind != targetNodePath {
+	if b == nil || b.Kind != benchmark.TargetNodePath {
 		return nil
 	}
 	var out []string
@@ -135,7 +136,7 @@ func spreadWarnings(ms []measured) []string {
 		var wide []string
 		for _, key := range []string{"read_iops", "write_iops", "sync_latency_p99"} {
 			if s := m.Spreads[key]; s.Max != 0 && s.CV > maxRankCV {
-				wide = append(wide, fmt.Sprintf("%s CV %.0f %%", figureByKey(key).Label, 100*s.CV))
+				wide = append(wide, fmt.Sprintf("%s CV %.0f %%", benchmark.FigureByKey(key).Label, 100*s.CV))
 			}
 		}
 		if len(wide) > 0 {
@@ -187,7 +188,7 @@ func table(title string, ms []measured, baseline string) string {
 		row := []string{f.Label}
 		for _, m := range cols {
 			s := m.Spreads[f.Key]
-			cell := f.format(s.Median)
+			cell := f.Format(s.Median)
 			if m.Rounds > 1 {
 				cell += fmt.Sprintf(" ±%.0f%%", 100*s.CV)
 			}

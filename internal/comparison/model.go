@@ -1,4 +1,4 @@
-package benchmark
+package comparison
 
 import (
 	"fmt"
@@ -8,46 +8,53 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/benchmark"
 )
 
-type comparisonModel struct {
-	Targets   map[string]comparisonTargetModel `tfsdk:"targets"`
-	Baseline  types.String                     `tfsdk:"baseline"`
-	Rounds    types.Int64                      `tfsdk:"rounds"`
-	Node      types.String                     `tfsdk:"node"`
-	Namespace types.String                     `tfsdk:"namespace"`
-	podModel
-	jobModel
+// model is the configuration and state of clusterstorage_storage_comparison.
+type model struct {
+	Targets   map[string]targetModel `tfsdk:"targets"`
+	Baseline  types.String           `tfsdk:"baseline"`
+	Rounds    types.Int64            `tfsdk:"rounds"`
+	Node      types.String           `tfsdk:"node"`
+	Namespace types.String           `tfsdk:"namespace"`
+	benchmark.PodModel
+	benchmark.JobModel
 
 	Timeouts timeouts.Value `tfsdk:"timeouts"`
 
-	Order      [][]string                       `tfsdk:"order"`
-	Results    map[string]comparisonResultModel `tfsdk:"results"`
-	MetricsAPI types.Bool                       `tfsdk:"metrics_api"`
-	Table      types.String                     `tfsdk:"table"`
-	Warnings   []string                         `tfsdk:"warnings"`
+	Order      [][]string             `tfsdk:"order"`
+	Results    map[string]resultModel `tfsdk:"results"`
+	MetricsAPI types.Bool             `tfsdk:"metrics_api"`
+	Table      types.String           `tfsdk:"table"`
+	Warnings   []string               `tfsdk:"warnings"`
 }
 
-type comparisonTargetModel struct {
-	targetModel
+// targetModel is one entry of `targets`: the benchmark's target attributes and backend_namespace.
+type targetModel struct {
+	benchmark.TargetModel
 	BackendNamespace types.String `tfsdk:"backend_namespace"`
 }
 
-type comparisonResultModel struct {
+// resultModel is one entry of `results`.
+type resultModel struct {
 	Kind   types.String `tfsdk:"kind"`
 	Rounds types.Int64  `tfsdk:"rounds"`
-	ioResultModel
-	Summary    types.String          `tfsdk:"summary"`
-	Spread     *spreadModel          `tfsdk:"spread"`
-	VsBaseline map[string]ratioModel `tfsdk:"vs_baseline"`
-	Memory     *memoryModel          `tfsdk:"memory"`
+	benchmark.IOResultModel
+	Summary    types.String           `tfsdk:"summary"`
+	Spread     *benchmark.SpreadModel `tfsdk:"spread"`
+	VsBaseline map[string]ratioModel  `tfsdk:"vs_baseline"`
+	Memory     *memoryModel           `tfsdk:"memory"`
 }
 
+// ratioModel is one entry of a result's `vs_baseline`.
 type ratioModel struct {
 	Ratio       types.Float64 `tfsdk:"ratio"`
 	Significant bool          `tfsdk:"significant"`
 }
 
+// memoryModel is a result's `memory`.
 type memoryModel struct {
 	Namespace     string      `tfsdk:"namespace"`
 	Pods          int64       `tfsdk:"pods"`
@@ -55,15 +62,15 @@ type memoryModel struct {
 	UsageBytes    types.Int64 `tfsdk:"usage_bytes"`
 }
 
-// comparisonTarget is one validated target of a comparison.
-type comparisonTarget struct {
+// target is one validated target of a comparison.
+type target struct {
 	Name             string
-	Request          request
+	Request          benchmark.Request
 	BackendNamespace string
 }
 
 // names returns the target names in order: the order of the first round.
-func (m comparisonModel) names() []string {
+func (m model) names() []string {
 	out := make([]string, 0, len(m.Targets))
 	for name := range m.Targets {
 		out = append(out, name)
@@ -74,10 +81,10 @@ func (m comparisonModel) names() []string {
 
 // benchModel is the benchmark configuration of one target: the comparison's job and pod
 // settings with the target's own attributes. A node_path target takes no pod settings.
-func (m comparisonModel) benchModel(t comparisonTargetModel) model {
-	b := model{
-		targetModel: t.targetModel,
-		podModel:    m.podModel, jobModel: m.jobModel,
+func (m model) benchModel(t targetModel) benchmark.Model {
+	b := benchmark.Model{
+		TargetModel: t.TargetModel,
+		PodModel:    m.PodModel, JobModel: m.JobModel,
 		MaxAge: types.StringNull(), IncludeRawJSON: types.BoolNull(), Rounds: types.Int64Null(),
 	}
 	if b.Node.IsNull() {
@@ -93,14 +100,14 @@ func (m comparisonModel) benchModel(t comparisonTargetModel) model {
 }
 
 // anyUnknown reports whether an input is not known yet (only at validation).
-func (m comparisonModel) anyUnknown() bool {
+func (m model) anyUnknown() bool {
 	if m.Targets == nil {
 		return true // unknown or null map: the schema reports null
 	}
 	vals := []interface{ IsUnknown() bool }{m.Baseline, m.Rounds, m.Node, m.Namespace}
 	for _, t := range m.Targets {
 		vals = append(vals, t.BackendNamespace)
-		if m.benchModel(t).anyUnknown() {
+		if m.benchModel(t).AnyUnknown() {
 			return true
 		}
 	}
@@ -114,20 +121,20 @@ func (m comparisonModel) anyUnknown() bool {
 
 // request validates the configuration: the targets (each as the benchmark validates it, with
 // problems reported at the target's attributes), the baseline and rounds.
-func (m comparisonModel) request() ([]comparisonTarget, int, diag.Diagnostics) {
+func (m model) request() ([]target, int, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	at := func(name string) path.Path { return path.Root("targets").AtMapKey(name) }
 	if len(m.Targets) == 0 {
 		diags.AddAttributeError(path.Root("targets"), "No targets", "A comparison needs at least one target (and a second to compare it with): add entries to targets.")
 	}
-	rounds, rdiags := roundsOf(m.Rounds, DefaultComparisonRounds, path.Root("rounds"))
+	rounds, rdiags := benchmark.RoundsOf(m.Rounds, DefaultRounds, path.Root("rounds"))
 	diags.Append(rdiags...)
 	names := m.names()
 	if _, ok := m.Targets[m.Baseline.ValueString()]; !ok && len(names) > 0 {
 		diags.AddAttributeError(path.Root("baseline"), "Unknown baseline",
-			fmt.Sprintf("baseline %q is not one of the targets (%s): name one of them.", m.Baseline.ValueString(), listOrNone(names)))
+			fmt.Sprintf("baseline %q is not one of the targets (%s): name one of them.", m.Baseline.ValueString(), benchmark.ListOrNone(names)))
 	}
-	var out []comparisonTarget
+	var out []target
 	for _, name := range names {
 		t := m.Targets[name]
 		set := 0
@@ -141,9 +148,9 @@ func (m comparisonModel) request() ([]comparisonTarget, int, diag.Diagnostics) {
 				fmt.Sprintf("Target %q must set exactly one of storage_class, claim and node_path.", name))
 			continue
 		}
-		r, bdiags := m.benchModel(t).request()
+		r, bdiags := m.benchModel(t).Request()
 		diags.Append(repath(bdiags, at(name))...)
-		out = append(out, comparisonTarget{Name: name, Request: r, BackendNamespace: t.BackendNamespace.ValueString()})
+		out = append(out, target{Name: name, Request: r, BackendNamespace: t.BackendNamespace.ValueString()})
 	}
 	return out, rounds, diags
 }
