@@ -3,12 +3,16 @@
 # clusterstorage_storage_backend (`terraform apply` with the locally built provider through
 # dev_overrides) against `helm install --wait` of the same chart directory with the same values,
 # by the helm CLI at the provider's Helm 4 version (tools/helm) and by the last Helm 3 CLI
-# (tools/helm3). Goals (issues 13, 27): the resource takes at most 1.05x Helm 4's time, and at most
-# 0.6x Helm 3's (whose wait polls every 2 s where Helm 4 watches). The rounds alternate which goes first; each is
-# uninstalled before the next. The apply time includes Terraform's own overhead (starting the
-# provider, refresh, plan), which is printed separately as the time of an apply with no changes.
+# (tools/helm3), and, when BENCH_HELM_ANCHOR_MIRROR names a filesystem_mirror holding
+# hashicorp/helm, against that provider's helm_release of the same chart and values. Goals (issues
+# 13, 27): the resource takes at most 1.05x Helm 4's time, and at most 0.6x Helm 3's and
+# helm_release's (Helm 3's wait polls every 2 s where Helm 4 watches). The rounds alternate which
+# goes first; each is uninstalled before the next. An apply's time includes Terraform's own
+# overhead (starting the provider, refresh, plan), printed separately as the time of an apply with
+# no changes; the providers' peak RSS during the install apply is printed beside it.
 #
-#   BENCH_BACKEND_ROUNDS  rounds (default 3); the medians are compared
+#   BENCH_BACKEND_ROUNDS      rounds (default 3); the medians are compared
+#   BENCH_HELM_ANCHOR_MIRROR  a filesystem_mirror directory holding hashicorp/helm (optional)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -33,7 +37,10 @@ cleanup() {
 	(cd "$work/tf" 2>/dev/null && terraform destroy -auto-approve -no-color >/dev/null 2>&1) || true
 	bin/helm uninstall openebs -n bench-backend-helm --wait >/dev/null 2>&1 || true
 	bin/helm3 uninstall openebs -n bench-backend-helm3 --wait >/dev/null 2>&1 || true
-	bin/kubectl delete namespace bench-backend-helm bench-backend-helm3 bench-backend-tf --ignore-not-found --wait=false >/dev/null 2>&1 || true
+	if [[ -n ${BENCH_HELM_ANCHOR_MIRROR:-} ]]; then
+		(cd "$work/anchor" 2>/dev/null && TF_CLI_CONFIG_FILE="$work/anchor/cli.tfrc" terraform destroy -auto-approve -no-color >/dev/null 2>&1) || true
+	fi
+	bin/kubectl delete namespace bench-backend-helm bench-backend-helm3 bench-backend-tf bench-backend-anchor --ignore-not-found --wait=false >/dev/null 2>&1 || true
 	cleanup_work "$work"
 	cluster_down_if_started
 }
@@ -90,6 +97,45 @@ resource "clusterstorage_storage_backend" "bench" {
 }
 HCL
 
+runs=(tf)
+if [[ -n ${BENCH_HELM_ANCHOR_MIRROR:-} ]]; then
+	mkdir -p "$work/anchor"
+	cat >"$work/anchor/cli.tfrc" <<RC
+provider_installation {
+  filesystem_mirror {
+    path    = "$BENCH_HELM_ANCHOR_MIRROR"
+    include = ["registry.terraform.io/hashicorp/helm"]
+  }
+}
+RC
+	cat >"$work/anchor/main.tf" <<HCL
+terraform {
+  required_providers {
+    helm = { source = "hashicorp/helm" }
+  }
+}
+
+provider "helm" {
+  kubernetes = {
+    config_path = "$KUBECONFIG_PATH"
+  }
+}
+
+resource "helm_release" "bench" {
+  name             = "openebs"
+  namespace        = "bench-backend-anchor"
+  create_namespace = true
+  chart            = "$CHART"
+  values           = [file("$work/values.yaml")]
+  wait             = true
+  timeout          = 600
+}
+HCL
+	TF_CLI_CONFIG_FILE="$work/anchor/cli.tfrc" terraform -chdir="$work/anchor" init -input=false >"$work/anchor/init.log" 2>&1 ||
+		{ cat "$work/anchor/init.log" >&2; exit 1; }
+	runs+=(anchor)
+fi
+
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f\n", b - a }'; }
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
@@ -104,27 +150,41 @@ run_helm() {
 	"bin/$cli" uninstall openebs -n "bench-backend-$cli" --wait >/dev/null
 }
 
+# run_tf RUN: one apply of RUN's configuration (tf: the resource; anchor: helm_release), timed
+# with its providers' peak RSS, an apply with no changes timed, then a destroy.
 run_tf() {
-	local t
-	t=$(now)
-	(cd "$work/tf" && terraform apply -auto-approve -no-color >"$work/tf.log" 2>&1) || { cat "$work/tf.log" >&2; return 1; }
-	since "$t" >>"$work/tf.times"
-	t=$(now)
-	(cd "$work/tf" && terraform apply -auto-approve -no-color >"$work/tf-noop.log" 2>&1) || { cat "$work/tf-noop.log" >&2; return 1; }
-	since "$t" >>"$work/noop.times"
-	(cd "$work/tf" && terraform destroy -auto-approve -no-color >/dev/null)
+	local run="$1" rc="$TF_CLI_CONFIG_FILE" s mb
+	[[ $run == anchor ]] && rc="$work/anchor/cli.tfrc"
+	read -r s mb _ < <(timed env TF_CLI_CONFIG_FILE="$rc" terraform -chdir="$work/$run" apply -auto-approve -no-color)
+	[[ -n $s ]] || return 1
+	echo "$s" >>"$work/$run.times"
+	echo "$mb" >>"$work/$run.rss"
+	read -r s _ < <(timed env TF_CLI_CONFIG_FILE="$rc" terraform -chdir="$work/$run" apply -auto-approve -no-color)
+	[[ -n $s ]] || return 1
+	echo "$s" >>"$work/$run-noop.times"
+	TF_CLI_CONFIG_FILE="$rc" terraform -chdir="$work/$run" destroy -auto-approve -no-color >/dev/null
 }
 
 echo "storage backend install (openebs fixture 4.4.0, local chart directory, wait for every workload), $ROUNDS rounds:" >&2
 for ((i = 1; i <= ROUNDS; i++)); do
-	if ((i % 2)); then run_helm helm; run_helm helm3; run_tf; else run_tf; run_helm helm3; run_helm helm; fi
-	echo "  round $i: helm $(tail -1 "$work/helm.times") s, helm3 $(tail -1 "$work/helm3.times") s, resource $(tail -1 "$work/tf.times") s" >&2
+	if ((i % 2)); then
+		run_helm helm
+		run_helm helm3
+		for run in "${runs[@]}"; do run_tf "$run"; done
+	else
+		for run in "${runs[@]}"; do run_tf "$run"; done
+		run_helm helm3
+		run_helm helm
+	fi
+	line="  round $i: helm $(tail -1 "$work/helm.times") s, helm3 $(tail -1 "$work/helm3.times") s, resource $(tail -1 "$work/tf.times") s"
+	[[ ${#runs[@]} == 2 ]] && line+=", helm_release $(tail -1 "$work/anchor.times") s"
+	echo "$line" >&2
 done
 
 helm_s=$(median <"$work/helm.times")
 helm3_s=$(median <"$work/helm3.times")
 tf_s=$(median <"$work/tf.times")
-noop_s=$(median <"$work/noop.times")
+noop_s=$(median <"$work/tf-noop.times")
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 ratio4=$(ratio "$tf_s" "$helm_s")
 ratio3=$(ratio "$tf_s" "$helm3_s")
@@ -132,7 +192,16 @@ own=$(awk -v a="$tf_s" -v n="$noop_s" -v b="$helm_s" 'BEGIN { printf "%.2f", (a 
 verdict() { awk -v r="$1" -v g="$2" 'BEGIN { print (r <= g) ? "met" : "MISSED" }'; }
 printf '  %-50s %8s\n' "helm install --wait (bin/helm $(bin/helm version --template '{{.Version}}'))" "$helm_s s"
 printf '  %-50s %8s\n' "helm install --wait (bin/helm3 $(bin/helm3 version --template '{{.Version}}'))" "$helm3_s s"
-printf '  %-50s %8s\n' "terraform apply (clusterstorage_storage_backend)" "$tf_s s"
+printf '  %-50s %8s   provider peak RSS %s MiB\n' "terraform apply (clusterstorage_storage_backend)" "$tf_s s" "$(median <"$work/tf.rss")"
 printf '  %-50s %8s\n' "  of which Terraform overhead (no-op apply)" "$noop_s s"
+if [[ ${#runs[@]} == 2 ]]; then
+	anchor_s=$(median <"$work/anchor.times")
+	printf '  %-50s %8s   provider peak RSS %s MiB\n' "terraform apply (hashicorp/helm helm_release)" "$anchor_s s" "$(median <"$work/anchor.rss")"
+	printf '  %-50s %8s\n' "  of which Terraform overhead (no-op apply)" "$(median <"$work/anchor-noop.times") s"
+fi
 echo "resource / Helm 4 install time = $ratio4 (goal <= 1.05: $(verdict "$ratio4" 1.05)); without Terraform's overhead: $own"
 echo "resource / Helm 3 install time = $ratio3 (goal <= 0.6: $(verdict "$ratio3" 0.6))"
+if [[ ${#runs[@]} == 2 ]]; then
+	ratio_anchor=$(ratio "$tf_s" "$anchor_s")
+	echo "resource / helm_release apply time = $ratio_anchor (goal <= 0.6: $(verdict "$ratio_anchor" 0.6))"
+fi

@@ -71,3 +71,44 @@ stop_sshd() {
 		rm -f "$pidfile"
 	fi
 }
+
+# peak_rss runs a command (its output goes to $work/cmd.log, shown when it fails) and prints the
+# peak resident memory (VmHWM, in MiB) of the processes it starts (the provider plugins), and the
+# peak of its anonymous part (RssAnon: heap and stacks; the rest is the executable's pages, which
+# vary with what the page cache holds), read from /proc every 50 ms without forking, so that the
+# sampling neither slows the run nor counts another run's providers.
+peak_rss() {
+	local peak=0 anon=0 task kids more child hwm rss key value _
+	"$@" >"${work:?}/cmd.log" 2>&1 &
+	local cmd=$!
+	while kill -0 "$cmd" 2>/dev/null; do
+		kids=()
+		for task in /proc/"$cmd"/task/*/children; do
+			read -r -a more <"$task" 2>/dev/null || true
+			kids+=("${more[@]}")
+		done
+		for child in "${kids[@]}"; do
+			hwm=0 rss=0
+			while read -r key value _; do
+				case $key in
+				VmHWM:) hwm=$value ;;
+				RssAnon:) rss=$value ;;
+				esac
+			done <"/proc/$child/status" 2>/dev/null || true
+			((hwm > peak)) && peak=$hwm
+			((rss > anon)) && anon=$rss
+		done
+		read -r -t 0.05 -u "$tick" _ || true
+	done
+	wait "$cmd" || { cat "$work/cmd.log" >&2; return 1; }
+	echo $((peak / 1024)) $((anon / 1024))
+}
+
+timed() { # prints "seconds peakMiB anonMiB"
+	local t0=$EPOCHREALTIME mem
+	mem=$(peak_rss "$@")
+	printf '%.2f %s\n' "$(bc <<<"$EPOCHREALTIME - $t0")" "$mem"
+}
+
+# tick is a descriptor nothing is ever written to: reading it with a timeout sleeps without a fork.
+exec {tick}<> <(:)
