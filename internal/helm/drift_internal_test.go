@@ -54,14 +54,14 @@ func TestWithoutWriteFields(t *testing.T) {
 	if p := diffPaths("", got, want, nil); p != nil {
 		t.Errorf("the default-class marks counted: %q", p)
 	}
-	meta := got["metadata"].(map[string]any)
+	meta := object(t, got, "metadata")
 	for _, k := range []string{"resourceVersion", "generation", "managedFields"} {
 		if _, ok := meta[k]; ok {
 			t.Errorf("metadata.%s kept", k)
 		}
 	}
-	if ann := withoutWriteFields(class(map[string]any{"storageclass.kubernetes.io/is-default-class": "true"}))["metadata"].(map[string]any); ann["annotations"] != nil {
-		t.Errorf("annotations left empty rather than removed: %v", ann["annotations"])
+	if meta := object(t, withoutWriteFields(class(map[string]any{"storageclass.kubernetes.io/is-default-class": "true"})), "metadata"); meta["annotations"] != nil {
+		t.Errorf("annotations left empty rather than removed: %v", meta["annotations"])
 	}
 	pod := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "Pod", "status": map[string]any{"phase": "Running"},
@@ -71,7 +71,17 @@ func TestWithoutWriteFields(t *testing.T) {
 	if _, ok := c["status"]; ok {
 		t.Error("status kept")
 	}
-	if c["metadata"].(map[string]any)["annotations"] == nil {
+	if object(t, c, "metadata")["annotations"] == nil {
 		t.Error("a Pod's annotations were taken for a class's default marks")
 	}
+}
+
+// object returns m[key], which must be a map.
+func object(t *testing.T, m map[string]any, key string) map[string]any {
+	t.Helper()
+	v, ok := m[key].(map[string]any)
+	if !ok {
+		t.Fatalf("%s is a %T, not a map", key, m[key])
+	}
+	return v
 }
