@@ -174,7 +174,7 @@ func openEBSBasePath(ctx context.Context, client kubernetes.Interface, namespace
 		if sc.Provisioner != OpenEBSLocalProvisioner || sc.Annotations[helmReleaseNamespace] != namespace {
 			continue
 		}
-		storageType, basePath, err := openEBSConfig(sc)
+		storageType, basePath, err := OpenEBSConfig(sc)
 		if err != nil {
 			return "", err
 		}
@@ -199,9 +199,9 @@ func openEBSBasePath(ctx context.Context, client kubernetes.Interface, namespace
 	return "", fmt.Errorf("the OpenEBS hostpath classes in namespace %s use different base paths: %v; set backend.base_path to the one to measure", namespace, found)
 }
 
-// openEBSConfig reads StorageType and BasePath from a class's cas.openebs.io/config annotation,
+// OpenEBSConfig reads StorageType and BasePath from a class's cas.openebs.io/config annotation,
 // a YAML list of {name, value}; OpenEBS's defaults fill what it leaves out.
-func openEBSConfig(sc storagev1.StorageClass) (storageType, basePath string, err error) {
+func OpenEBSConfig(sc storagev1.StorageClass) (storageType, basePath string, err error) {
 	storageType, basePath = "hostpath", OpenEBSDefaultBasePath
 	text := sc.Annotations[OpenEBSConfigAnnotation]
 	if text == "" {

@@ -91,10 +91,10 @@ func (f Filesystem) NVMe() *bool {
 	return &all
 }
 
-// probe describes the filesystem holding path on host. A missing path is an error wrapping
+// Probe describes the filesystem holding path on host. A missing path is an error wrapping
 // ErrPathMissing, unless ancestor is set: then its nearest existing ancestor is measured and
 // Filesystem.Exists is false.
-func probe(ctx context.Context, host *node.Host, path string, ancestor bool) (Filesystem, error) {
+func Probe(ctx context.Context, host *node.Host, path string, ancestor bool) (Filesystem, error) {
 	mode := ""
 	if ancestor {
 		mode = "ancestor"

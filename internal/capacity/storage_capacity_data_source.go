@@ -211,7 +211,7 @@ func (d *DataSource) probeNode(ctx context.Context, n *corev1.Node, p string, an
 		return Filesystem{}, err
 	}
 	tflog.Debug(ctx, "measuring a filesystem over SSH", map[string]any{"node": n.Name, "host": host.String(), "path": p})
-	fs, err := probe(ctx, host, p, ancestor)
+	fs, err := Probe(ctx, host, p, ancestor)
 	if err != nil {
 		return Filesystem{}, err
 	}

@@ -98,6 +98,12 @@ func (d *Data) HostFor(n *corev1.Node) (*node.Host, error) {
 	return d.Nodes.Pool.Host(target)
 }
 
+// SSHReady reports whether nodes can be reached now: the provider has an ssh block or nodes
+// entries, and both are known (not computed during this apply).
+func (d *Data) SSHReady() bool {
+	return d != nil && d.Kube != nil && d.Nodes != nil && d.Nodes.Configured && len(d.Nodes.Unknown) == 0
+}
+
 func (d *Data) checkSSH(name string) error {
 	if d.Nodes != nil && len(d.Nodes.Unknown) > 0 {
 		return fmt.Errorf("node %q cannot be reached yet: the provider's %s depend on values computed during apply "+

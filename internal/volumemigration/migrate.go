@@ -78,6 +78,10 @@ type Migrator struct {
 	Log func(msg string, fields map[string]any)
 	// Now is the clock (tests set it).
 	Now func() time.Time
+	// Measure, when set, measures the filesystem holding path on the node named node (over SSH,
+	// the nearest existing ancestor when path does not exist yet): the room of a hostPath
+	// class's base path. Without it (the provider has no ssh block) that room is not checked.
+	Measure func(ctx context.Context, node, path string) (capacity.Filesystem, error)
 	// killAt, in tests, stops the run as a killed provider would, right after the progress of
 	// that phase is recorded on the claim: no rollback, nothing cleaned up.
 	killAt phase
@@ -192,7 +196,54 @@ func (m *Migrator) observeRoom(ctx context.Context, in *planInput) error {
 			in.SourceNode = m.nodeNamed(ctx, volumes.Node(pv))
 		}
 	}
+	return m.observeHostPath(ctx, in)
+}
+
+// observeHostPath measures the free space under the base path of an OpenEBS hostpath target
+// class on the node the copy runs on: the source volume's node for a local source, else the node
+// of the pod that mounts the claim now (a ReadWriteOnce claim's copy pod runs beside it). Nothing
+// is measured without Measure, for another class, or when no node is known; a measurement that
+// fails is logged and leaves the room unknown (the apply's provisioning then says what is wrong).
+func (m *Migrator) observeHostPath(ctx context.Context, in *planInput) error {
+	if m.Measure == nil || in.Class == nil || in.Class.Provisioner != capacity.OpenEBSLocalProvisioner {
+		return nil
+	}
+	storageType, base, err := capacity.OpenEBSConfig(*in.Class)
+	if err != nil || storageType != "hostpath" {
+		return nil //nolint:nilerr // a class OpenEBS itself would reject is for its provisioner to report
+	}
+	where := in.SourceNode
+	if where == "" {
+		if where, err = m.mountingNode(ctx); err != nil || where == "" {
+			return err
+		}
+	}
+	fs, err := m.Measure(ctx, where, base)
+	if err != nil {
+		m.log("measuring the hostpath base path failed; its room is not checked", map[string]any{"node": where, "path": base, "error": err.Error()})
+		return nil //nolint:nilerr // an unknown room is not a reason to refuse the plan
+	}
+	in.HostPath = &hostPathRoom{Node: where, BasePath: base, AvailableBytes: fs.AvailableBytes}
 	return nil
+}
+
+// mountingNode is the node of a running pod that mounts the claim, "" when none does.
+func (m *Migrator) mountingNode(ctx context.Context) (string, error) {
+	pods, err := m.Client.CoreV1().Pods(m.Spec.Namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return "", fmt.Errorf("listing the pods of namespace %s: %w", m.Spec.Namespace, err)
+	}
+	for _, pod := range pods.Items {
+		if pod.Spec.NodeName == "" || pod.Status.Phase != corev1.PodRunning {
+			continue
+		}
+		for _, v := range pod.Spec.Volumes {
+			if v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == m.Spec.Claim {
+				return pod.Spec.NodeName, nil
+			}
+		}
+	}
+	return "", nil
 }
 
 // nodeNamed is the name of the node whose kubernetes.io/hostname label is hostname ("" when

@@ -39,6 +39,15 @@ type planInput struct {
 	Room       *capacity.ClassCapacity
 	Needed     int64
 	SourceNode string
+	// HostPath is the free space under an OpenEBS hostpath target class's base path on the node
+	// the copy runs on (nil: not measured).
+	HostPath *hostPathRoom
+}
+
+// hostPathRoom is what df says about a hostPath class's base path on one node.
+type hostPathRoom struct {
+	Node, BasePath string
+	AvailableBytes int64
 }
 
 // scalable are the workload kinds the migration can stop and start again.
@@ -91,13 +100,21 @@ func checkPlan(in planInput) []problem {
 
 // checkRoom refuses a target class that the cluster says cannot hold the new volume: a class of
 // static volumes without an Available volume as large (on the source volume's node, for a local
-// source: the copy pod mounts both), or CSI capacity below it. Classes that publish nothing pass.
+// source: the copy pod mounts both), CSI capacity below it, or an OpenEBS hostpath class whose
+// base path has less free space on the copy's node. Classes that publish nothing pass.
 func checkRoom(in planInput) *problem {
 	r := in.Room
 	if r == nil || in.Needed <= 0 {
 		return nil
 	}
 	need := resource.NewQuantity(in.Needed, resource.BinarySI).String()
+	if h := in.HostPath; h != nil && h.AvailableBytes < in.Needed {
+		return &problem{"storage_class", "StorageClass " + r.Name + " has no room for the claim",
+			fmt.Sprintf("It is an OpenEBS hostpath class: its volumes are directories under %s on the node the copy runs on, %s, "+
+				"whose filesystem has %s available (df, measured over SSH), less than the %s the new volume needs. "+
+				"Free space there, or move the claim to another class.", h.BasePath, h.Node,
+				resource.NewQuantity(h.AvailableBytes, resource.BinarySI).String(), need)}
+	}
 	if a := r.Available; a != nil {
 		stats, where := *a, ""
 		if in.SourceNode != "" {

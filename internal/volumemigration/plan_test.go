@@ -131,6 +131,7 @@ func TestCheckRoom(t *testing.T) {
 	for name, c := range map[string]struct {
 		room       *capacity.ClassCapacity
 		sourceNode string
+		hostPath   *hostPathRoom
 		want       string
 	}{
 		"unknown":           {room: nil},
@@ -142,9 +143,14 @@ func TestCheckRoom(t *testing.T) {
 		"csi, fits":         {room: &capacity.ClassCapacity{Name: "c", CSI: &capacity.CSICapacity{CapacityBytes: 100 * mi}}},
 		"csi, full":         {room: &capacity.ClassCapacity{Name: "c", CSI: &capacity.CSICapacity{CapacityBytes: 10 * mi}}, want: "publishes 10Mi free in all"},
 		"csi, max size":     {room: &capacity.ClassCapacity{Name: "c", CSI: &capacity.CSICapacity{CapacityBytes: 100 * mi, MaximumVolumeSizeBytes: &maxSize}}, want: "largest volume of 10Mi"},
+		"hostpath, fits": {room: &capacity.ClassCapacity{Name: "openebs-hostpath", Provisioner: "openebs.io/local"},
+			hostPath: &hostPathRoom{Node: "n1", BasePath: "/var/openebs/local", AvailableBytes: 64 * mi}},
+		"hostpath, full": {room: &capacity.ClassCapacity{Name: "openebs-hostpath", Provisioner: "openebs.io/local"},
+			hostPath: &hostPathRoom{Node: "n1", BasePath: "/var/openebs/local", AvailableBytes: 63 * mi},
+			want:     "directories under /var/openebs/local on the node the copy runs on, n1, whose filesystem has 63Mi available"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			p := checkRoom(planInput{Room: c.room, Needed: 64 * mi, SourceNode: c.sourceNode})
+			p := checkRoom(planInput{Room: c.room, Needed: 64 * mi, SourceNode: c.sourceNode, HostPath: c.hostPath})
 			switch {
 			case c.want == "" && p != nil:
 				t.Errorf("refused: %v", p)

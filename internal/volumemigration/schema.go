@@ -37,7 +37,8 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 			"volume (annotation `" + AnnotationProgress + "`), so an interrupted apply is resumed by the next one. Destroying the resource " +
 			"forgets the migration; it moves nothing back.\n\n" +
 			"Refused at plan: a claim that is not Bound, a `Block` volume, a target class that does not exist or that the cluster says has no room " +
-			"(no Available static volume as large, on the source's node for a local source; `CSIStorageCapacity` below the size), a claim already on the class, " +
+			"(no Available static volume as large, on the source's node for a local source; `CSIStorageCapacity` below the size; with the provider's " +
+			"`ssh` block, an OpenEBS hostpath class whose base path has less free space on the copy's node), a claim already on the class, " +
 			"a claim mounted by a pod no controller owns, by a DaemonSet, by an operator's own kind, or by several workloads. The copy pod " +
 			"runs where it can mount both volumes (a local source pins it, and a `WaitForFirstConsumer` target is provisioned there); when no " +
 			"node can, the apply fails with the pod's scheduling events: volumes are not copied between nodes over the network. " +

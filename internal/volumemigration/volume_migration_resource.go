@@ -14,7 +14,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/capacity"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/providerdata"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/volumes"
@@ -52,6 +54,22 @@ func (r *Resource) Configure(_ context.Context, req resource.ConfigureRequest, r
 	r.data = providerdata.From(req.ProviderData, &resp.Diagnostics)
 }
 
+// migrator is the Migrator of s. With the provider's SSH settings it measures the base path of an
+// OpenEBS hostpath target class on the node the copy runs on.
+func (r *Resource) migrator(client kubernetes.Interface, s Spec) *Migrator {
+	m := &Migrator{Client: client, Spec: s}
+	if r.data.SSHReady() {
+		m.Measure = func(ctx context.Context, node, path string) (capacity.Filesystem, error) {
+			host, err := r.data.Host(ctx, node)
+			if err != nil {
+				return capacity.Filesystem{}, err
+			}
+			return capacity.Probe(ctx, host, path, true)
+		}
+	}
+	return m
+}
+
 // ModifyPlan runs the checks at plan time, for a new migration whose cluster can be read.
 func (r *Resource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	if req.Plan.Raw.IsNull() || !req.State.Raw.IsNull() || r.data == nil || r.data.Kube == nil {
@@ -71,7 +89,7 @@ func (r *Resource) ModifyPlan(ctx context.Context, req resource.ModifyPlanReques
 		resp.Diagnostics.AddAttributeError(path.Root("size"), "Invalid size", err.Error())
 		return
 	}
-	m := &Migrator{Client: client, Spec: s}
+	m := r.migrator(client, s)
 	in, err := m.Observe(ctx)
 	if err != nil {
 		resp.Diagnostics.AddError("Reading claim "+m.ref()+" failed", err.Error())
@@ -102,7 +120,8 @@ func (r *Resource) Create(ctx context.Context, req resource.CreateRequest, resp 
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	m := &Migrator{Client: client, Spec: s, Log: func(msg string, fields map[string]any) { tflog.Info(ctx, msg, fields) }}
+	m := r.migrator(client, s)
+	m.Log = func(msg string, fields map[string]any) { tflog.Info(ctx, msg, fields) }
 	res, err := m.Run(ctx)
 	if err != nil {
 		resp.Diagnostics.AddError("Migrating claim "+m.ref()+" to StorageClass "+s.StorageClass+" failed", err.Error())

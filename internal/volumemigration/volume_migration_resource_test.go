@@ -101,6 +101,30 @@ func newFixture(t *testing.T) *fixture {
 	return f
 }
 
+// hostpathClass makes a StorageClass as OpenEBS's hostpath classes are (provisioner
+// openebs.io/local, StorageType and BasePath in its cas.openebs.io/config annotation), removed
+// when the test ends.
+func (f *fixture) hostpathClass(t *testing.T, basePath string) string {
+	t.Helper()
+	name := acctest.RandomName("migration-hostpath")
+	wffc := storagev1.VolumeBindingWaitForFirstConsumer
+	_, err := f.client.StorageV1().StorageClasses().Create(context.Background(), &storagev1.StorageClass{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{
+			"cas.openebs.io/config": "- name: StorageType\n  value: hostpath\n- name: BasePath\n  value: " + basePath + "\n",
+		}},
+		Provisioner: "openebs.io/local", VolumeBindingMode: &wffc,
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := f.client.StorageV1().StorageClasses().Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil && !kube.IsNotFound(err) {
+			t.Errorf("removing StorageClass %s: %v", name, err)
+		}
+	})
+	return name
+}
+
 // needed skips the test for want of something the cluster lacks, or fails it in CI.
 func needed(t *testing.T, why string) {
 	t.Helper()
@@ -309,8 +333,9 @@ resource "clusterstorage_volume_migration" "test" {
 // its start; the Deployment runs again and writes on the new volume; the source volume is kept
 // until delete_source = true (an update).
 // Before that, in the same namespace: clusterstorage_volumes lists both claims of the source
-// class with their workloads, and a claim mounted by a pod no controller owns, and a class that
-// does not exist, are refused at plan.
+// class with their workloads, and a claim mounted by a pod no controller owns, a class without
+// room (static volumes too small; an OpenEBS hostpath class whose base path has too little free
+// space, with the provider's ssh block), and a class that does not exist, are refused at plan.
 func TestAccVolumeMigration_deployment(t *testing.T) {
 	f := newFixture(t)
 	src := f.volume(t, acctest.RandomName("migration-src"), f.source)
@@ -328,6 +353,13 @@ func TestAccVolumeMigration_deployment(t *testing.T) {
 	srcPV := filepath.Base(src)
 	dstPV := filepath.Base(dst)
 	name := "clusterstorage_volume_migration.test"
+	// An OpenEBS hostpath class (OpenEBS itself is not needed: the plan reads the class and
+	// measures its base path on the source volume's node, over SSH, here through a test sshd).
+	hostpath := f.hostpathClass(t, filepath.Join(f.base, "hostpath"))
+	sshd := acctest.StartSSHD(t)
+	huge := func(config string) string {
+		return strings.Replace(config, "host_network      = true", "host_network      = true\n  size              = \"1Pi\"", 1)
+	}
 
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
@@ -367,6 +399,18 @@ data "clusterstorage_volumes" "test" {
 				Config:      strings.Replace(f.config("data", f.target), "host_network      = true", "host_network      = true\n  size              = \"1Gi\"", 1),
 				PlanOnly:    true,
 				ExpectError: acctest.ErrorWords("has no Available volume of at least 1Gi on node " + f.node + ", where the source volume is"),
+			},
+			{
+				// Its base path's filesystem has far less than 1Pi free on the source's node.
+				Config:      strings.Replace(huge(f.config("data", hostpath)), acctest.ProviderConfig(), acctest.ProviderConfigSSH(sshd, f.node), 1),
+				PlanOnly:    true,
+				ExpectError: acctest.ErrorWords("It is an OpenEBS hostpath class: its volumes are directories under " + filepath.Join(f.base, "hostpath") + " on the node the copy runs on, " + f.node + ", whose filesystem has"),
+			},
+			{
+				// Without the provider's ssh block that room is not known: the plan goes ahead.
+				Config:             huge(f.config("data", hostpath)),
+				PlanOnly:           true,
+				ExpectNonEmptyPlan: true,
 			},
 			{
 				Config:      f.config("data", "no-such-class"),
