@@ -1,0 +1,200 @@
+#!/usr/bin/env bash
+# Volume migration (issue 28): a claim holding BENCH_MIGRATION_MIB MiB of random data, moved by
+# clusterstorage_volume_migration between two classes of static local volumes on this machine's
+# node while a Deployment keeps rewriting 1 % of it, measured side by side in one run against:
+#
+#   - copy throughput: the migration's first copy (copy pod started, rsync while the workload
+#     runs) against `rsync -a` of the same data between two directories on the same filesystem.
+#     Goal: at least 0.9x.
+#   - downtime (the workload stopped until it is Ready again): the two phases against the one-shot
+#     move pvmigrate and korb make (stop, copy everything, start), here its lower bound: the copy
+#     is `rsync -a` on the node itself, no copy pod to start. Goal: at most 0.2x.
+#
+#   BENCH_MIGRATION_MIB  the data in the claim (default 2048); 1 % of it is rewritten meanwhile
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+# shellcheck source=scripts/lib.sh
+source scripts/lib.sh
+
+MIB="${BENCH_MIGRATION_MIB:-2048}"
+HOT_MIB=$(((MIB + 99) / 100))
+BUSYBOX=localhost/clusterstorage/busybox:1
+RSYNC=localhost/clusterstorage/rsync:3
+
+make --no-print-directory build bin/terraform >/dev/null
+cluster_up
+TF_CLI_CONFIG_FILE="$(scripts/devrc.sh)"
+export TF_CLI_CONFIG_FILE CHECKPOINT_DISABLE=1 TF_IN_AUTOMATION=1
+export KUBECONFIG="$KUBECONFIG_PATH"
+# The node that is this machine: the volumes' directories are here.
+node="$(jq -r '.nodes[] | select(.machine_dir == "") | .name' "$ROOT/.cluster/nodes.json" | head -1)"
+[[ -n $node ]] || {
+	echo "bench-migration: no node of the local cluster is this machine" >&2
+	exit 1
+}
+ns="bench-migration-$(printf '%04x%04x' $RANDOM $RANDOM)"
+work="$(mktemp -d -p /var/tmp bench-migration.XXXXXX)"
+
+cleanup() {
+	(cd "$work/tf" 2>/dev/null && terraform destroy -auto-approve -no-color >/dev/null 2>&1) || true
+	kubectl delete namespace "$ns" --ignore-not-found --wait=true --timeout=2m >/dev/null 2>&1 || true
+	kubectl delete pv -l "bench=$ns" --ignore-not-found --wait=false >/dev/null 2>&1 || true
+	kubectl delete storageclass "$ns-from" "$ns-to" --ignore-not-found >/dev/null 2>&1 || true
+	cleanup_work "$work"
+	cluster_down_if_started
+}
+trap cleanup EXIT
+
+# ready waits for the writer to be Ready, and shows why not when it does not get there.
+ready() {
+	kubectl -n "$ns" rollout status deployment/writer --timeout=2m >/dev/null && return
+	kubectl -n "$ns" get pods,pvc -o wide >&2
+	kubectl -n "$ns" describe pods >&2
+	return 1
+}
+
+now() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
+
+echo "==> bench-migration: $MIB MiB on node $node, $HOT_MIB MiB rewritten meanwhile" >&2
+mkdir -p "$work/src" "$work/dst" "$work/tf"
+for ((i = 0; i < 64; i++)); do
+	head -c "$((MIB * 1024 * 1024 / 64))" /dev/urandom >"$work/src/file-$i"
+done
+
+# volume NAME DIR CLASS: a static local volume of this machine's node.
+volume() {
+	cat <<YAML
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: $1, labels: {bench: $ns}}
+spec:
+  capacity: {storage: $((MIB + 256))Mi}
+  accessModes: [ReadWriteOnce]
+  persistentVolumeReclaimPolicy: Retain
+  storageClassName: $3
+  local: {path: $2}
+  nodeAffinity:
+    required:
+      nodeSelectorTerms:
+        - matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [$node]}]
+---
+YAML
+}
+{
+	for class in "$ns-from" "$ns-to"; do
+		printf 'apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {name: %s}\n' "$class"
+		printf 'provisioner: kubernetes.io/no-provisioner\nvolumeBindingMode: WaitForFirstConsumer\nreclaimPolicy: Retain\n---\n'
+	done
+	volume "$ns-src" "$work/src" "$ns-from"
+	volume "$ns-dst" "$work/dst" "$ns-to"
+	cat <<YAML
+apiVersion: v1
+kind: Namespace
+metadata: {name: $ns}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data, namespace: $ns}
+spec:
+  storageClassName: $ns-from
+  volumeName: $ns-src
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: $((MIB + 256))Mi}}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: writer, namespace: $ns}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: writer}}
+  template:
+    metadata: {labels: {app: writer}}
+    spec:
+      terminationGracePeriodSeconds: 1
+      hostNetwork: true # the local cluster has no pod network
+      containers:
+        - name: writer
+          image: $BUSYBOX
+          imagePullPolicy: Never
+          command: [sh, -c, 'while true; do dd if=/dev/urandom of=/data/hot.tmp bs=1048576 count=$HOT_MIB 2>/dev/null && mv /data/hot.tmp /data/hot; sleep 1; done']
+          volumeMounts: [{name: data, mountPath: /data}]
+          readinessProbe: {exec: {command: [test, -e, /data/hot]}, periodSeconds: 1}
+      volumes: [{name: data, persistentVolumeClaim: {claimName: data}}]
+YAML
+} | kubectl apply -f - >/dev/null
+ready
+
+# The anchors, right before the migration, with the same data in the page cache.
+echo "==> rsync -a of the data between two directories" >&2
+t=$(now)
+rsync -a "$work/src/" "$work/rsync-copy/"
+rsync_s=$(since "$t")
+rm -rf "$work/rsync-copy"
+
+echo "==> one-shot move: stop, rsync -a everything, start" >&2
+t=$(now)
+kubectl -n "$ns" scale deployment/writer --replicas=0 >/dev/null
+kubectl -n "$ns" wait --for=delete pod -l app=writer --timeout=2m >/dev/null
+rsync -a "$work/src/" "$work/oneshot/"
+kubectl -n "$ns" scale deployment/writer --replicas=1 >/dev/null
+ready
+oneshot_s=$(since "$t")
+rm -rf "$work/oneshot"
+
+echo "==> clusterstorage_volume_migration" >&2
+cat >"$work/tf/main.tf" <<HCL
+terraform {
+  required_providers {
+    clusterstorage = { source = "clusterstorage/clusterstorage" }
+  }
+}
+
+provider "clusterstorage" {
+  kubernetes {
+    config_path = "$KUBECONFIG_PATH"
+  }
+}
+
+resource "clusterstorage_volume_migration" "bench" {
+  namespace         = "$ns"
+  claim             = "data"
+  storage_class     = "$ns-to"
+  image             = "$RSYNC"
+  image_pull_policy = "Never"
+  host_network      = true
+}
+
+output "downtime_seconds" { value = clusterstorage_volume_migration.bench.downtime_seconds }
+output "bytes_copied" { value = clusterstorage_volume_migration.bench.bytes_copied }
+HCL
+t=$(now)
+(cd "$work/tf" && TF_LOG_PROVIDER=INFO TF_LOG_PATH="$work/tf/provider.log" terraform apply -auto-approve -no-color >"$work/tf/apply.log" 2>&1) ||
+	{ cat "$work/tf/apply.log" >&2; exit 1; }
+apply_s=$(since "$t")
+downtime_s=$(cd "$work/tf" && terraform output -raw downtime_seconds | awk '{ printf "%.2f", $1 }')
+# The first copy: from "copying while the workload runs" to the first copy pod's end.
+stamp() { grep -m1 -F "$1" "$work/tf/provider.log" | cut -d' ' -f1; }
+first_from=$(stamp "copying while the workload runs")
+first_to=$(stamp "copy pod finished")
+first_s=$(awk -v a="$(date -d "$first_from" +%s.%N)" -v b="$(date -d "$first_to" +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+# The log writes numbers as JSON does: bytes="6.815744e+07".
+first_bytes=$(grep -m1 -F "copy pod finished" "$work/tf/provider.log" | grep -o 'bytes="\?[0-9.e+]*' | tr -d '"' | cut -d= -f2 |
+	awk '{ printf "%d", $1 }')
+
+mibs() { awk -v m="$1" -v s="$2" 'BEGIN { printf "%.0f", m / s }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+verdict() { awk -v r="$1" -v g="$2" -v dir="$3" 'BEGIN { print ((dir == "min" && r >= g) || (dir == "max" && r <= g)) ? "met" : "MISSED" }'; }
+first_mibs=$(mibs "$(awk -v b="$first_bytes" 'BEGIN { print b / 1048576 }')" "$first_s")
+rsync_mibs=$(mibs "$MIB" "$rsync_s")
+copy_ratio=$(ratio "$first_mibs" "$rsync_mibs")
+down_ratio=$(ratio "$downtime_s" "$oneshot_s")
+printf '\nvolume migration: %d MiB, %d MiB rewritten meanwhile, static local volumes on %s, %s\n' "$MIB" "$HOT_MIB" "$node" "$(terraform version | head -1)"
+printf '  %-58s %8s s %6s MiB/s\n' "rsync -a between two directories" "$rsync_s" "$rsync_mibs"
+printf '  %-58s %8s s %6s MiB/s\n' "the migration's first copy (pod start included)" "$first_s" "$first_mibs"
+printf '  %-58s %8s s\n' "one-shot move's downtime (stop, rsync -a everything, start)" "$oneshot_s"
+printf '  %-58s %8s s\n' "the migration's downtime (stop, delta, verify, swap, start)" "$downtime_s"
+printf '  %-58s %8s s\n' "the migration's whole apply" "$apply_s"
+echo "first copy / rsync -a throughput = $copy_ratio (goal >= 0.9: $(verdict "$copy_ratio" 0.9 min))"
+echo "downtime / one-shot downtime = $down_ratio (goal <= 0.2: $(verdict "$down_ratio" 0.2 max))"
