@@ -68,18 +68,9 @@ openebs-crds:
 YAML
 
 mkdir -p "$work/tf"
-cat >"$work/tf/main.tf" <<HCL
-terraform {
-  required_providers {
-    clusterstorage = { source = "clusterstorage/clusterstorage" }
-  }
-}
-
-provider "clusterstorage" {
-  kubernetes {
-    config_path = "$KUBECONFIG_PATH"
-  }
-}
+{
+	provider_tf
+	cat <<HCL
 
 resource "clusterstorage_storage_backend" "bench" {
   type       = "openebs"
@@ -96,6 +87,7 @@ resource "clusterstorage_storage_backend" "bench" {
   }
 }
 HCL
+} >"$work/tf/main.tf"
 
 runs=(tf)
 if [[ -n ${BENCH_HELM_ANCHOR_MIRROR:-} ]]; then

@@ -144,18 +144,9 @@ oneshot_s=$(since "$t")
 rm -rf "$work/oneshot"
 
 echo "==> clusterstorage_volume_migration" >&2
-cat >"$work/tf/main.tf" <<HCL
-terraform {
-  required_providers {
-    clusterstorage = { source = "clusterstorage/clusterstorage" }
-  }
-}
-
-provider "clusterstorage" {
-  kubernetes {
-    config_path = "$KUBECONFIG_PATH"
-  }
-}
+{
+	provider_tf
+	cat <<HCL
 
 resource "clusterstorage_volume_migration" "bench" {
   namespace         = "$ns"
@@ -169,6 +160,7 @@ resource "clusterstorage_volume_migration" "bench" {
 output "downtime_seconds" { value = clusterstorage_volume_migration.bench.downtime_seconds }
 output "bytes_copied" { value = clusterstorage_volume_migration.bench.bytes_copied }
 HCL
+} >"$work/tf/main.tf"
 t=$(now)
 (cd "$work/tf" && TF_LOG_PROVIDER=INFO TF_LOG_PATH="$work/tf/provider.log" terraform apply -auto-approve -no-color >"$work/tf/apply.log" 2>&1) ||
 	{ cat "$work/tf/apply.log" >&2; exit 1; }

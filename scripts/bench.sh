@@ -15,6 +15,8 @@
 #   BENCH_VOLUMES        local_pv resources on one node, with directories over SSH and without
 #                        (default 100)
 #   BENCH_EXTRAS         0 skips the benchmarks of scripts/bench-*.sh (fio overhead, k3s migration)
+#   BENCH_SUMMARY        a file the objects benchmark writes its medians to, one "RUN OP SECONDS"
+#                        line each (scripts/bench-load.sh reads it)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -196,6 +198,13 @@ for what in apply plan destroy rss anon; do
 	[[ $what != rss && $what != anon ]] && floor=$(med floor "$what")
 	printf '%-28s %14s %22s %8s %18s\n' "$label" "$(med ours "$what")" "$anchor" "$(ratio ours "$what")" "$floor"
 done
+if [[ -n ${BENCH_SUMMARY:-} ]]; then
+	for run in "${runs[@]}"; do
+		for what in apply plan destroy; do
+			echo "$run $what $(med "$run" "$what")"
+		done
+	done >"$BENCH_SUMMARY"
+fi
 printf '(rounds: ours apply %s; plan %s; destroy %s)\n' "$(paste -sd/ "$work/ours.apply")" "$(paste -sd/ "$work/ours.plan")" "$(paste -sd/ "$work/ours.destroy")"
 fi
 [[ "${BENCH_ONLY:-}" == objects ]] && exit 0

@@ -26,6 +26,24 @@ cluster_down_if_started() {
 	fi
 }
 
+# provider_tf prints the terraform and provider blocks of a configuration for the locally built
+# provider (scripts/devrc.sh's dev_overrides) on the cluster at KUBECONFIG_PATH.
+provider_tf() {
+	cat <<HCL
+terraform {
+  required_providers {
+    clusterstorage = { source = "clusterstorage/clusterstorage" }
+  }
+}
+
+provider "clusterstorage" {
+  kubernetes {
+    config_path = "$KUBECONFIG_PATH"
+  }
+}
+HCL
+}
+
 cleanup_work() {
 	[[ -n "${1:-}" && -d "$1" ]] && rm -rf "$1"
 }
