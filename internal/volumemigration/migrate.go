@@ -161,16 +161,16 @@ func (m *Migrator) Observe(ctx context.Context) (planInput, error) {
 		}
 	}
 	sort.Strings(in.Classes)
-	if in.Class != nil && in.Claim != nil && in.Progress.Phase == phaseNone {
-		if err := m.observeRoom(ctx, &in); err != nil {
-			return in, err
-		}
-	}
 	inv, err := volumes.Scan(ctx, m.Client, m.Spec.Namespace)
 	if err != nil {
 		return in, fmt.Errorf("namespace %s: %w", m.Spec.Namespace, err)
 	}
 	in.Workloads = inv.Mounting(m.Spec.Namespace, m.Spec.Claim)
+	if in.Class != nil && in.Claim != nil && in.Progress.Phase == phaseNone {
+		if err := m.observeRoom(ctx, &in); err != nil {
+			return in, err
+		}
+	}
 	return in, nil
 }
 
@@ -201,9 +201,9 @@ func (m *Migrator) observeRoom(ctx context.Context, in *planInput) error {
 
 // observeHostPath measures the free space under the base path of an OpenEBS hostpath target
 // class on the node the copy runs on: the source volume's node for a local source, else the node
-// of the pod that mounts the claim now (a ReadWriteOnce claim's copy pod runs beside it). Nothing
-// is measured without Measure, for another class, or when no node is known; a measurement that
-// fails is logged and leaves the room unknown (the apply's provisioning then says what is wrong).
+// the workload's pod runs on (copyNode). Nothing is measured without Measure, for another class,
+// or when no node is known; a measurement that fails is logged and leaves the room unknown (the
+// apply's provisioning then says what is wrong).
 func (m *Migrator) observeHostPath(ctx context.Context, in *planInput) error {
 	if m.Measure == nil || in.Class == nil || in.Class.Provisioner != capacity.OpenEBSLocalProvisioner {
 		return nil
@@ -214,9 +214,10 @@ func (m *Migrator) observeHostPath(ctx context.Context, in *planInput) error {
 	}
 	where := in.SourceNode
 	if where == "" {
-		if where, err = m.mountingNode(ctx); err != nil || where == "" {
-			return err
-		}
+		where = copyNode(in.Workloads)
+	}
+	if where == "" {
+		return nil
 	}
 	fs, err := m.Measure(ctx, where, base)
 	if err != nil {
@@ -227,23 +228,14 @@ func (m *Migrator) observeHostPath(ctx context.Context, in *planInput) error {
 	return nil
 }
 
-// mountingNode is the node of a running pod that mounts the claim, "" when none does.
-func (m *Migrator) mountingNode(ctx context.Context) (string, error) {
-	pods, err := m.Client.CoreV1().Pods(m.Spec.Namespace).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return "", fmt.Errorf("listing the pods of namespace %s: %w", m.Spec.Namespace, err)
+// copyNode is the node the copy pod must run on while the workload runs: the one node of the
+// one workload that mounts the claim (a ReadWriteOnce volume mounts a second time only there);
+// "" when the scheduler may choose.
+func copyNode(ws []volumes.Workload) string {
+	if len(ws) == 1 && len(ws[0].Nodes) == 1 {
+		return ws[0].Nodes[0]
 	}
-	for _, pod := range pods.Items {
-		if pod.Spec.NodeName == "" || pod.Status.Phase != corev1.PodRunning {
-			continue
-		}
-		for _, v := range pod.Spec.Volumes {
-			if v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == m.Spec.Claim {
-				return pod.Spec.NodeName, nil
-			}
-		}
-	}
-	return "", nil
+	return ""
 }
 
 // nodeNamed is the name of the node whose kubernetes.io/hostname label is hostname ("" when
@@ -354,10 +346,7 @@ func (m *Migrator) beforeSwap(ctx context.Context, claim *corev1.PersistentVolum
 		if readWriteOncePod(claim) {
 			m.log("the claim is ReadWriteOncePod: no copy while the workload runs", nil)
 		} else {
-			node := ""
-			if len(ws) == 1 && len(ws[0].Nodes) == 1 {
-				node = ws[0].Nodes[0] // a ReadWriteOnce volume mounts a second time only there
-			}
+			node := copyNode(ws)
 			m.log("copying while the workload runs", map[string]any{"target_claim": p.TargetClaim, "node": node})
 			out, err := m.runCopy(ctx, modeCopy, p.TargetClaim, node)
 			if err != nil {
