@@ -187,10 +187,7 @@ func (r *Resource) ModifyPlan(ctx context.Context, req resource.ModifyPlanReques
 			}
 		}
 	}
-	drift, diags := req.Private.GetKey(ctx, privateDrift)
-	resp.Diagnostics.Append(diags...)
-	var reason string
-	if len(drift) > 0 && json.Unmarshal(drift, &reason) == nil && reason != "" {
+	if reason := driftReason(ctx, req.Private); reason != "" {
 		resp.Diagnostics.AddWarning("Storage backend changed outside Terraform",
 			reason+" This apply upgrades the release back to the configuration.")
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("revision"), types.Int64Unknown())...)
@@ -378,6 +375,17 @@ func (r *Resource) Read(ctx context.Context, req resource.ReadRequest, resp *res
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
+// driftReason is the drift Read found and recorded in private state (carried by the plan to the
+// apply), "" for none or when it cannot be read.
+func driftReason(ctx context.Context, private importmark.Getter) string {
+	raw, diags := private.GetKey(ctx, privateDrift)
+	var reason string
+	if diags.HasError() || len(raw) == 0 || json.Unmarshal(raw, &reason) != nil {
+		return ""
+	}
+	return reason
+}
+
 // objectDrift says which of the release's objects were changed or deleted on the cluster since
 // Helm applied them (kubectl edit, kubectl delete), in words for the drift message; nothing when
 // none was. A check that fails is logged and taken as no drift: the refresh goes on.
@@ -464,7 +472,7 @@ func (r *Resource) Update(ctx context.Context, req resource.UpdateRequest, resp 
 		resp.Diagnostics.AddError("Reading Helm release "+s.id()+" failed", readFailure(s.Namespace, err))
 		return
 	case live.Status == "deployed" && live.ChartVersion == rel.Chart.Metadata.Version && sameValues(rel.Values, live.Values) &&
-		len(objectDrift(ctx, hc, live)) == 0:
+		driftReason(ctx, req.Private) == "":
 		tflog.Debug(ctx, "release already matches the configuration; no upgrade", map[string]any{"release": s.id()})
 		st = live
 	default:
