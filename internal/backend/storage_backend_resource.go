@@ -32,7 +32,7 @@ var (
 )
 
 const (
-	// privateDrift holds why the live release differs from state (set by Read, used by ModifyPlan).
+	// privateDrift holds why the live release differs from state (set by Read; ModifyPlan plans the upgrade, Update does it even when chart and values match).
 	privateDrift = "drift"
 	// privateWriteOnly holds the value paths the last apply set from set_wo (their values are in
 	// neither plan nor state): Read leaves them out of the drift check.
