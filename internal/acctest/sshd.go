@@ -163,7 +163,8 @@ func (s *SSHD) ConnectionPIDs(t testing.TB) []int {
 }
 
 // DropConnections kills every per-connection sshd process (and what they run), as a server
-// reboot or a network failure would; the listener keeps accepting new connections.
+// reboot or a network failure would: the client learns nothing of its commands' ends, only that
+// the connection is gone. The listener keeps accepting new connections.
 func (s *SSHD) DropConnections(t testing.TB) {
 	t.Helper()
 	for _, pid := range s.ConnectionPIDs(t) {
@@ -490,16 +491,18 @@ func processParents() (map[int]int, error) {
 	return parents, nil
 }
 
-// killTree sends SIGKILL to pid and every process below it. Errors are not interesting: a
-// process may exit on its own at any moment.
+// killTree stops pid and every process below it, then kills them: frozen first, none of them
+// tells the client anything (a command's exit or signal) before the connection is gone, as when
+// the network or the server fails. Errors are not interesting: a process may exit on its own at
+// any moment.
 func killTree(pid int) {
-	descendants, err := descendantsOf(pid)
-	if err == nil {
-		for _, d := range descendants {
-			_ = syscall.Kill(d, syscall.SIGKILL)
+	tree, _ := descendantsOf(pid) //nolint:errcheck // pid itself is still killed
+	tree = append(tree, pid)
+	for _, sig := range []syscall.Signal{syscall.SIGSTOP, syscall.SIGKILL} {
+		for _, p := range tree {
+			_ = syscall.Kill(p, sig)
 		}
 	}
-	_ = syscall.Kill(pid, syscall.SIGKILL)
 }
 
 // syncBuffer is a bytes.Buffer safe for sshd's output goroutines and test readers.

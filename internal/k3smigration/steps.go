@@ -2,6 +2,7 @@ package k3smigration
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path"
 	"strings"
@@ -599,7 +600,7 @@ func (m *move) rollback(ctx context.Context) error {
 	if m.started {
 		tflog.Warn(ctx, "rollback: stopping k3s on the new directory")
 		// The real path of the new directory: stop looks for holders below it.
-		if err := m.stop(ctx, m.destReal, m.spec.Source); err != nil {
+		if err := retryCut(ctx, func() error { return m.stop(ctx, m.destReal, m.spec.Source) }); err != nil {
 			return fmt.Errorf("stopping k3s on the new directory: %w", err)
 		}
 	}
@@ -609,7 +610,8 @@ func (m *move) rollback(ctx context.Context) error {
 			return fmt.Errorf("undoing the switch: %w", err)
 		}
 	}
-	if fi, err := m.host.Stat(ctx, m.live); err != nil {
+	var fi node.FileInfo
+	if err := retryCut(ctx, func() (err error) { fi, err = m.host.Stat(ctx, m.live); return err }); err != nil {
 		return fmt.Errorf("checking that the original directory %s is in place: %w", m.live, err)
 	} else if !fi.IsDir() {
 		return fmt.Errorf("the original directory %s is not in place: it is not a directory", m.live)
@@ -621,7 +623,7 @@ func (m *move) rollback(ctx context.Context) error {
 	}
 	tflog.Warn(ctx, "rollback: starting k3s on the original directory", map[string]any{"path": m.live})
 	startedAt := time.Now()
-	if err := m.start(ctx); err != nil {
+	if err := retryCut(ctx, func() error { return m.start(ctx) }); err != nil {
 		return fmt.Errorf("starting k3s on the original directory: %w", err)
 	}
 	if err := m.healthy(ctx, startedAt); err != nil {
@@ -629,6 +631,26 @@ func (m *move) rollback(ctx context.Context) error {
 	}
 	tflog.Warn(ctx, "rollback done: k3s runs on the original directory", map[string]any{"path": m.live})
 	return nil
+}
+
+// retryCut runs f, a step of the rollback that may safely run twice, up to three times while it
+// fails because the SSH connection was cut under it: a cut that made the migration fail often
+// reaches the rollback's first commands too (the pool reconnects for the next one).
+func retryCut(ctx context.Context, f func() error) error {
+	for attempt := 1; ; attempt++ {
+		err := f()
+		if err == nil || attempt == 3 || !cutUnder(err) || ctx.Err() != nil {
+			return err
+		}
+		tflog.Warn(ctx, "rollback: the SSH connection was cut under a command; running it again", map[string]any{"error": err.Error(), "attempt": attempt})
+	}
+}
+
+// cutUnder reports whether err is that of a command whose SSH connection was lost, or that was
+// killed by a signal (a cut connection's session kills what it ran, and may say so first).
+func cutUnder(err error) bool {
+	var exit *node.ExitError
+	return errors.Is(err, node.ErrConnectionLost) || (errors.As(err, &exit) && exit.Signal != "")
 }
 
 // copyBack brings what k3s wrote in dest after it was started there back into live, and

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -134,13 +135,21 @@ func TestMigrate_symlink(t *testing.T) {
 // onRsync calls f as soon as an rsync copying into target runs on this machine (the node).
 func onRsync(t *testing.T, target string, f func()) {
 	t.Helper()
+	onProcess(func(cmdline string) bool {
+		return strings.HasPrefix(cmdline, "rsync\x00") && strings.Contains(cmdline, target+"/")
+	}, f)
+}
+
+// onProcess calls f as soon as a process whose command line (NUL-separated) matches runs on this
+// machine; it gives up after two minutes.
+func onProcess(match func(cmdline string) bool, f func()) {
 	go func() {
 		deadline := time.Now().Add(2 * time.Minute)
 		for time.Now().Before(deadline) {
 			entries, _ := os.ReadDir("/proc")
 			for _, e := range entries {
 				cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-				if err == nil && strings.HasPrefix(string(cmdline), "rsync\x00") && strings.Contains(string(cmdline), target+"/") {
+				if err == nil && match(string(cmdline)) {
 					f()
 					return
 				}
@@ -238,6 +247,30 @@ func TestMigrate_faults(t *testing.T) {
 					if step == k3smigration.StepFinalCopy {
 						rewrite(t, s)
 						onRsync(t, target, func() { s.SSHD.DropConnections(t) })
+					}
+					return nil
+				}}
+			},
+		},
+		{
+			// The cut reaches the rollback too: its `systemctl start` is cut as well, and run again
+			// on a new connection.
+			name: "ssh connection cut during the final copy, and again while the rollback starts k3s", fill: 40, stopped: true, step: k3smigration.StepFinalCopy, cause: "final copy",
+			fault: func(t *testing.T, s *standin, target string, _ context.CancelFunc) k3smigration.Hooks {
+				var cutStart atomic.Bool
+				t.Cleanup(func() {
+					if !cutStart.Load() {
+						t.Error("the rollback's systemctl start was never cut")
+					}
+				})
+				startsK3s := func(cmdline string) bool { return strings.HasSuffix(cmdline, "/systemctl\x00start\x00k3s\x00") }
+				return k3smigration.Hooks{Before: func(_ context.Context, step k3smigration.Step) error {
+					if step == k3smigration.StepFinalCopy {
+						rewrite(t, s)
+						onRsync(t, target, func() {
+							onProcess(startsK3s, func() { cutStart.Store(true); s.SSHD.DropConnections(t) })
+							s.SSHD.DropConnections(t)
+						})
 					}
 					return nil
 				}}

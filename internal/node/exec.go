@@ -31,6 +31,11 @@ var ErrSudoPasswordRequired = errors.New("sudo requires a password")
 // ErrSudoMissing is wrapped by the ExitError of a command run with sudo on a node without sudo.
 var ErrSudoMissing = errors.New("sudo is not installed")
 
+// ErrConnectionLost is wrapped by the error of a command whose SSH connection ended before the
+// command did: it may have run in part, in whole, or may still run. Callers retry only commands
+// that may safely run twice (the next Run reconnects).
+var ErrConnectionLost = errors.New("the connection was lost")
+
 // Host runs commands on one Target over its pooled connection. It is safe for concurrent use.
 type Host struct {
 	pool   *Pool
@@ -314,7 +319,7 @@ func (h *Host) run(ctx context.Context, session *ssh.Session, line, shown string
 		return res, e
 	case errors.As(waitErr, &missing):
 		res.ExitCode = -1
-		return res, fmt.Errorf("command %s on %s: the connection was lost before it finished (it may still run): %w", shown, h, waitErr)
+		return res, fmt.Errorf("command %s on %s: %w before it finished (it may still run): %w", shown, h, ErrConnectionLost, waitErr)
 	default:
 		res.ExitCode = -1
 		return res, fmt.Errorf("command %s on %s: %w", shown, h, waitErr)

@@ -661,6 +661,38 @@ func TestPool_ReconnectsAfterTheServerDropsTheConnection(t *testing.T) {
 	}
 }
 
+// A command whose connection the server drops while it runs fails with ErrConnectionLost (callers
+// retry only what may run twice on it), and the next command reconnects.
+func TestRun_ConnectionLostWhileTheCommandRuns(t *testing.T) {
+	s := acctest.StartSSHD(t)
+	h := newHost(t, newPool(t, node.PoolOptions{}), target(s))
+	marker := fmt.Sprintf("clusterstorage-lost-%d", time.Now().UnixNano())
+	failed := make(chan error, 1)
+	go func() {
+		_, err := h.Run(t.Context(), node.Script(`sleep 30; : "$1"`, marker))
+		failed <- err
+	}()
+	waitFor(t, "the command to run", func() bool { return len(processesWith(t, marker)) > 0 })
+	s.DropConnections(t)
+	select {
+	case err := <-failed:
+		if !errors.Is(err, node.ErrConnectionLost) {
+			t.Errorf("want ErrConnectionLost, got %v", err)
+		}
+		if err != nil && !strings.Contains(err.Error(), "the connection was lost before it finished (it may still run)") {
+			t.Errorf("message: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the command did not fail within 10s of its connection being dropped")
+	}
+	if _, err := h.Run(t.Context(), node.NewCommand("true")); err != nil {
+		t.Fatalf("after the connection was lost: %v", err)
+	}
+	if _, err := h.Run(t.Context(), node.NewCommand("false")); errors.Is(err, node.ErrConnectionLost) {
+		t.Errorf("a command that exits 1 is reported as a lost connection: %v", err)
+	}
+}
+
 // TestPool_KeepaliveClosesAHungConnection freezes the server side of the connection: keepalives
 // go unanswered, the pool closes the connection, and the next command reconnects.
 func TestPool_KeepaliveClosesAHungConnection(t *testing.T) {
