@@ -143,7 +143,8 @@ func (c Config) RESTConfig() (*rest.Config, error) {
 	return c.finish(cfg), nil
 }
 
-// finish applies the settings every client configuration gets: rate limits and user agent.
+// finish applies the settings every client configuration gets: rate limits, user agent, and
+// requests that wait out an API server that cannot be reached for a while (retryUnreachable).
 func (c Config) finish(cfg *rest.Config) *rest.Config {
 	cfg.QPS, cfg.Burst = defaultQPS, defaultBurst
 	if c.QPS > 0 {
@@ -153,6 +154,7 @@ func (c Config) finish(cfg *rest.Config) *rest.Config {
 		cfg.Burst = c.Burst
 	}
 	cfg.UserAgent = userAgent
+	cfg.Wrap(retryUnreachable)
 	return cfg
 }
 

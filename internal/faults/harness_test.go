@@ -1,0 +1,341 @@
+package faults_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
+)
+
+// workspace is one Terraform working directory, driven through the CLI under test with the
+// provider built from this tree (dev_overrides), as a user runs it.
+type workspace struct {
+	cli, rc, dir string
+}
+
+func newWorkspace(t *testing.T, cli, rc, main string) *workspace {
+	t.Helper()
+	w := &workspace{cli: cli, rc: rc, dir: t.TempDir()}
+	main = `terraform {
+  required_providers {
+    clusterstorage = { source = "clusterstorage/clusterstorage" }
+  }
+}
+` + main
+	if err := os.WriteFile(filepath.Join(w.dir, "main.tf"), []byte(main), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// run is one CLI command running in its own process group.
+type run struct {
+	cmd  *exec.Cmd
+	mu   sync.Mutex
+	out  bytes.Buffer
+	done chan error
+}
+
+func (r *run) Write(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.out.Write(p)
+}
+
+func (r *run) output() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.out.String()
+}
+
+// start starts the CLI with args (-no-color added, and -input=false but to show); the test's cleanup kills
+// it and its provider if it still runs.
+func (w *workspace) start(t *testing.T, args ...string) *run {
+	t.Helper()
+	r := &run{done: make(chan error, 1)}
+	args = append(args, "-no-color")
+	if args[0] != "show" {
+		args = append(args, "-input=false")
+	}
+	r.cmd = exec.Command(w.cli, args...)
+	r.cmd.Dir = w.dir
+	r.cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+w.rc, "CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1")
+	r.cmd.Stdout, r.cmd.Stderr = r, r
+	r.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := r.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { r.done <- r.cmd.Wait() }()
+	t.Cleanup(func() {
+		select {
+		case <-r.done: //nolint:errcheck // the test has looked at it, or failed
+		default:
+			_ = syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL) //nolint:errcheck // the test already failed
+			<-r.done                                              //nolint:errcheck // killed
+		}
+	})
+	return r
+}
+
+// wait waits up to timeout for the command and returns its error (nil: exit status 0).
+func (r *run) wait(t *testing.T, timeout time.Duration) error {
+	t.Helper()
+	select {
+	case err := <-r.done:
+		r.done <- err
+		return err
+	case <-time.After(timeout):
+		t.Fatalf("%s did not end within %s\n%s", strings.Join(r.cmd.Args, " "), timeout, r.output())
+		return nil
+	}
+}
+
+// exec runs the CLI with args to its end: its output and error.
+func (w *workspace) exec(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	r := w.start(t, args...)
+	err := r.wait(t, 10*time.Minute)
+	return r.output(), err
+}
+
+// killProvider sends SIGKILL to the provider the command runs (not to the CLI, which reports
+// the loss and saves what it knows).
+func (r *run) killProvider(t *testing.T) {
+	t.Helper()
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline") //nolint:errcheck // the pattern is valid
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil || !strings.Contains(filepath.Base(strings.SplitN(string(b), "\x00", 2)[0]), "terraform-provider-clusterstorage") {
+			continue
+		}
+		// /proc/PID/stat: "PID (COMM) STATE PPID ...", COMM may hold spaces.
+		stat, err := os.ReadFile(filepath.Join(filepath.Dir(p), "stat"))
+		if err != nil {
+			continue
+		}
+		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p))) //nolint:errcheck // the glob matched digits
+		if len(fields) > 1 && fields[1] == strconv.Itoa(r.cmd.Process.Pid) {
+			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+				t.Fatalf("killing the provider %d: %v", pid, err)
+			}
+			return
+		}
+	}
+	t.Fatalf("%s runs no provider\n%s", strings.Join(r.cmd.Args, " "), r.output())
+}
+
+// errorsPart is what a CLI printed from its first error on (its plan and progress left out).
+func errorsPart(out string) string {
+	if i := strings.Index(out, "Error: "); i >= 0 {
+		return out[max(0, strings.LastIndexByte(out[:i], '\n')):]
+	}
+	return out[max(0, len(out)-2000):]
+}
+
+// firstError is the summary line of the first error a CLI printed ("" when none).
+func firstError(out string) string {
+	for _, line := range strings.Split(out, "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimLeft(line, "│ ╷"), "Error: "); ok {
+			return rest
+		}
+	}
+	return ""
+}
+
+// stateNames returns the names of the objects the workspace's state records, by kind ("pv",
+// "class").
+func (w *workspace) stateNames(t *testing.T) map[string]bool {
+	t.Helper()
+	out, err := w.exec(t, "show", "-json")
+	if err != nil {
+		t.Fatalf("show -json: %v\n%s", err, out)
+	}
+	start := strings.IndexByte(out, '{')
+	if start < 0 {
+		return map[string]bool{}
+	}
+	var doc struct {
+		Values struct {
+			RootModule struct {
+				Resources []struct {
+					Type   string         `json:"type"`
+					Values map[string]any `json:"values"`
+				} `json:"resources"`
+			} `json:"root_module"`
+		} `json:"values"`
+	}
+	if err := json.Unmarshal([]byte(out[start:]), &doc); err != nil {
+		t.Fatalf("show -json: %v\n%s", err, out)
+	}
+	names := map[string]bool{}
+	for _, r := range doc.Values.RootModule.Resources {
+		names[kindOf(r.Type)+"/"+fmt.Sprint(r.Values["name"])] = true
+	}
+	return names
+}
+
+func kindOf(resourceType string) string {
+	switch resourceType {
+	case "clusterstorage_local_pv":
+		return "pv"
+	case "clusterstorage_storage_class":
+		return "class"
+	}
+	return resourceType
+}
+
+// clusterNames returns the PersistentVolumes and StorageClasses whose names start with prefix,
+// as stateNames names them. The API server may be coming back from a fault: it is polled.
+func clusterNames(t *testing.T, client kubernetes.Interface, prefix string) map[string]bool {
+	t.Helper()
+	names := map[string]bool{}
+	err := kube.Poll(context.Background(), 200*time.Millisecond, 2*time.Minute, "listing the test's objects", func(ctx context.Context) (bool, string, error) {
+		clear(names)
+		pvs, err := client.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return kube.KeepPolling(err)
+		}
+		classes, err := client.StorageV1().StorageClasses().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return kube.KeepPolling(err)
+		}
+		for _, pv := range pvs.Items {
+			if strings.HasPrefix(pv.Name, prefix) {
+				names["pv/"+pv.Name] = true
+			}
+		}
+		for _, sc := range classes.Items {
+			if strings.HasPrefix(sc.Name, prefix) {
+				names["class/"+sc.Name] = true
+			}
+		}
+		return true, "", nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return names
+}
+
+// kubeClient is the cluster's API.
+type kubeClient = kubernetes.Interface
+
+// removeLeftovers deletes what a failed row left on the cluster, so that the rows after it and
+// the other packages start from a clean cluster.
+func removeLeftovers(t *testing.T, client kubeClient, prefix string) {
+	ctx := context.Background()
+	for name := range clusterNames(t, client, prefix) {
+		kind, n, _ := strings.Cut(name, "/")
+		var err error
+		if kind == "pv" {
+			err = client.CoreV1().PersistentVolumes().Delete(ctx, n, metav1.DeleteOptions{})
+		} else {
+			err = client.StorageV1().StorageClasses().Delete(ctx, n, metav1.DeleteOptions{})
+		}
+		if err != nil && !kube.IsNotFound(err) {
+			t.Errorf("removing the leftover %s: %v", name, err)
+		}
+	}
+}
+
+// minus is what a has that b has not, sorted.
+func minus(a, b map[string]bool) []string {
+	var out []string
+	for k := range a {
+		if !b[k] {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// dataFiles is data a user keeps in volume directories: one file of random bytes in each of
+// dirs, with its SHA-256.
+type dataFiles map[string]string
+
+func writeData(t *testing.T, dirs []string) dataFiles {
+	t.Helper()
+	files := dataFiles{}
+	buf := make([]byte, 256<<10)
+	for _, d := range dirs {
+		_, _ = rand.Read(buf)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		f := filepath.Join(d, "data")
+		if err := os.WriteFile(f, buf, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(buf)
+		files[f] = hex.EncodeToString(sum[:])
+	}
+	return files
+}
+
+// lost counts the files that are gone or changed.
+func (files dataFiles) lost() int {
+	n := 0
+	for f, want := range files {
+		b, err := os.ReadFile(f)
+		sum := sha256.Sum256(b)
+		if err != nil || hex.EncodeToString(sum[:]) != want {
+			n++
+		}
+	}
+	return n
+}
+
+// row is one line of the fault matrix.
+type row struct {
+	Fault    string `json:"fault"`
+	During   string `json:"during"`
+	Apply    string `json:"apply"`
+	Survived bool   `json:"survived"`
+	Leaked   int    `json:"leaked"`
+	Lost     int    `json:"lost"`
+	Why      string `json:"why,omitempty"`
+}
+
+// report appends r to the file FAULTS_REPORT names (scripts/faults.sh prints the matrix from
+// it) and logs it.
+func report(t *testing.T, r row) {
+	t.Helper()
+	line, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("matrix row: %s", line)
+	path := os.Getenv("FAULTS_REPORT")
+	if path == "" {
+		return
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.Write(append(line, '\n'))
+	if err := errors.Join(err, f.Close()); err != nil {
+		t.Fatal(err)
+	}
+}
