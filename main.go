@@ -7,9 +7,11 @@ import (
 	"log"
 	"os"
 	runtimedebug "runtime/debug"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/importmark"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/provider"
 )
 
@@ -35,6 +37,8 @@ func main() {
 		Address: "registry.terraform.io/clusterstorage/clusterstorage",
 		Debug:   debug,
 	})
+	// Terraform has every answer once it stops the provider: the marks of this run's creates go.
+	importmark.Flush(1500 * time.Millisecond)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -63,7 +63,8 @@ func FirstRead(ctx context.Context, req Getter, resp Setter) (bool, diag.Diagnos
 // and, for Terraform 1.5+ and OpenTofu, an import block) or to choose another name. kind is the
 // Kubernetes kind, typeName the resource type, id the import ID.
 func AlreadyExistsDetail(kind, name, typeName, id string, err error) string {
-	return fmt.Sprintf("A %s named %s already exists in the cluster, and this resource did not create it (%v).\n\n"+
+	return fmt.Sprintf("A %s named %s already exists in the cluster, and no state of this resource records it: it was made outside "+
+		"this configuration, or by an apply whose provider was killed in the instant after it made it (%v).\n\n"+
 		"To manage that %s with Terraform, import it, from the command line:\n\n"+
 		"  terraform import %s.<name> %s\n\n"+
 		"or with an import block in the configuration (Terraform 1.5+, OpenTofu):\n\n"+

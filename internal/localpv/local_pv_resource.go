@@ -21,6 +21,7 @@ import (
 	k8stypes "k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/importmark"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
@@ -177,13 +178,9 @@ func (r *Resource) Create(ctx context.Context, req resource.CreateRequest, resp 
 	}
 
 	tflog.Debug(ctx, "creating PersistentVolume", map[string]any{"name": s.Name, "node": s.Node, "path": s.Path})
-	pv, err := client.CoreV1().PersistentVolumes().Create(ctx, s.object(hostname), metav1.CreateOptions{})
+	pv, err := create(ctx, client, s, hostname)
 	if err != nil {
-		detail := err.Error()
-		if apierrors.IsAlreadyExists(err) {
-			detail = importmark.AlreadyExistsDetail("PersistentVolume", s.Name, "clusterstorage_local_pv", s.Name, err)
-		}
-		resp.Diagnostics.AddAttributeError(path.Root("name"), "Creating PersistentVolume "+s.Name+" failed", detail)
+		resp.Diagnostics.AddAttributeError(path.Root("name"), "Creating PersistentVolume "+s.Name+" failed", err.Error())
 		return
 	}
 	resp.Diagnostics.Append(setUID(ctx, resp.Private, pv)...)
@@ -191,6 +188,22 @@ func (r *Resource) Create(ctx context.Context, req resource.CreateRequest, resp 
 	r.data.PersistentVolumes.Put(pv)
 	plan.observed(pv, dir, false)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	importmark.ClearLater(ctx, client.CoreV1().PersistentVolumes(), "PersistentVolume", pv.Name)
+}
+
+// create makes the volume, marked pending (importmark.PendingAnnotation) until a moment after
+// Create returns (importmark.ClearLater). A volume of the name left by a create whose provider
+// died is taken over when it is the same volume (node, path, mode), its changeable fields set as
+// planned (and still marked).
+func create(ctx context.Context, client kubernetes.Interface, s spec, hostname string) (*corev1.PersistentVolume, error) {
+	return importmark.Create(ctx, client.CoreV1().PersistentVolumes(), s.object(hostname), "PersistentVolume", "clusterstorage_local_pv",
+		func(orphan *corev1.PersistentVolume) error {
+			if orphan.Spec.Local == nil || orphan.Spec.Local.Path != s.Path || nodeOf(orphan) != hostname || ptr.Deref(orphan.Spec.VolumeMode, "") != s.VolumeMode {
+				return errors.New("it is another node's, path's or volume mode's volume")
+			}
+			s.applyMutable(orphan, nil)
+			return nil
+		})
 }
 
 // Read refreshes the volume and checks the directory on the node. It reads the provider's
@@ -198,8 +211,9 @@ func (r *Resource) Create(ctx context.Context, req resource.CreateRequest, resp 
 func (r *Resource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var state model
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	// Only the check that the cluster can be reached: Read reads the provider's snapshot.
-	if r.data.KubeClient(&resp.Diagnostics); resp.Diagnostics.HasError() {
+	// Read reads the provider's snapshot; the client only clears a mark a killed create left.
+	client := r.data.KubeClient(&resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
 		return
 	}
 	imported, diags := importmark.FirstRead(ctx, req.Private, resp.Private)
@@ -224,6 +238,10 @@ func (r *Resource) Read(ctx context.Context, req resource.ReadRequest, resp *res
 				"To manage the new volume, import it (`terraform import` or an `import {}` block), or choose another name.", pv.Name, pv.UID, recorded))
 		resp.State.RemoveResource(ctx)
 		return
+	}
+	if _, marked := pv.Annotations[importmark.PendingAnnotation]; marked && recorded == pv.UID {
+		// A provider killed just after answering its create left the mark on a volume in state.
+		resp.Diagnostics.Append(importmark.ClearPending(ctx, client.CoreV1().PersistentVolumes(), "PersistentVolume", pv.Name)...)
 	}
 	if pv.Spec.Local == nil {
 		resp.Diagnostics.AddError("Not a local volume", "PersistentVolume "+pv.Name+" has no `local` source; it cannot be managed as clusterstorage_local_pv.")
@@ -371,6 +389,17 @@ func (r *Resource) Delete(ctx context.Context, req resource.DeleteRequest, resp 
 		}
 	}
 
+	// An empty directory of a volume no claim holds is removed before the volume: a destroy cut
+	// short between the two then leaves the volume in state, and the next destroy finishes,
+	// where the other order would leave an empty directory nobody records. A volume a claim may
+	// still use keeps its directory until it is gone.
+	dirFirst := host != nil && !state.ForceDeleteData.ValueBool() && unclaimed(ctx, client, name, recorded)
+	if dirFirst {
+		if err := removeEmptyDir(ctx, host, dirPath); err != nil {
+			resp.Diagnostics.AddError("Removing "+dirPath+" on "+nodeName+" failed", err.Error()+" Nothing was deleted.")
+			return
+		}
+	}
 	tflog.Debug(ctx, "deleting PersistentVolume", map[string]any{"name": name, "uid": string(recorded)})
 	err := deleteAndWait(ctx, client, name, recorded)
 	var replaced *replacedError
@@ -384,7 +413,7 @@ func (r *Resource) Delete(ctx context.Context, req resource.DeleteRequest, resp 
 		return
 	}
 	r.data.PersistentVolumes.Forget(name)
-	if host == nil {
+	if host == nil || dirFirst {
 		return
 	}
 	if state.ForceDeleteData.ValueBool() {
@@ -398,13 +427,29 @@ func (r *Resource) Delete(ctx context.Context, req resource.DeleteRequest, resp 
 		}
 		return
 	}
-	tflog.Info(ctx, "removing the empty volume directory", map[string]any{"node": nodeName, "path": dirPath})
-	if err := host.RemoveDir(ctx, dirPath); err != nil {
-		if errors.Is(err, node.ErrDirNotEmpty) {
-			err = fmt.Errorf("%w (data was written after the check; it was kept)", err)
-		}
+	if err := removeEmptyDir(ctx, host, dirPath); err != nil {
 		resp.Diagnostics.AddError("Removing "+dirPath+" on "+nodeName+" failed", "The volume was deleted, but its directory was not: "+err.Error())
 	}
+}
+
+// removeEmptyDir removes the volume's directory, which must be empty; one already gone is fine.
+func removeEmptyDir(ctx context.Context, host *node.Host, dirPath string) error {
+	tflog.Info(ctx, "removing the empty volume directory", map[string]any{"node": host.String(), "path": dirPath})
+	err := host.RemoveDir(ctx, dirPath)
+	if errors.Is(err, node.ErrDirNotEmpty) {
+		err = fmt.Errorf("%w (data was written after the check; it was kept)", err)
+	}
+	return err
+}
+
+// unclaimed reports whether the volume (ours, by uid) is neither bound nor reserved for a claim;
+// false also when it cannot be read.
+func unclaimed(ctx context.Context, client kubernetes.Interface, name string, uid k8stypes.UID) bool {
+	pv, err := client.CoreV1().PersistentVolumes().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return false
+	}
+	return (uid == "" || pv.UID == uid) && pv.Spec.ClaimRef == nil && pv.Status.Phase == corev1.VolumeAvailable
 }
 
 // MoveState takes over a hashicorp/kubernetes `kubernetes_persistent_volume_v1` or `kubernetes_persistent_volume` with a `moved` block: the volume its

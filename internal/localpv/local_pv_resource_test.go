@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/acctest"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/importmark"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
 )
 
@@ -583,6 +584,76 @@ resource "clusterstorage_local_pv" "test" {
 	if _, err := os.Stat(filepath.Join(dir, "theirs.db")); err != nil {
 		t.Errorf("data in the directory was deleted: %v", err)
 	}
+}
+
+// TestAccLocalPV_leftByAnInterruptedApply: a volume that carries the pending mark of a create whose
+// provider died (importmark.PendingAnnotation, long enough ago) is taken over by the next create of
+// its name, its changeable fields set as planned; one at another path is refused with what to do.
+// (The fault matrix kills a real provider mid-create: internal/faults.)
+func TestAccLocalPV_leftByAnInterruptedApply(t *testing.T) {
+	f := newFixture(t)
+	n, err := f.client.CoreV1().Nodes().Get(context.Background(), f.node, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	leftover := func(name, dir string) {
+		pv := &corev1.PersistentVolume{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{
+				importmark.PendingAnnotation: time.Now().Add(-time.Minute).UTC().Format(time.RFC3339Nano),
+			}},
+			Spec: corev1.PersistentVolumeSpec{
+				Capacity:               corev1.ResourceList{corev1.ResourceStorage: k8sresource.MustParse("1Gi")},
+				AccessModes:            []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				PersistentVolumeSource: corev1.PersistentVolumeSource{Local: &corev1.LocalVolumeSource{Path: dir}},
+				NodeAffinity: &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+					MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "kubernetes.io/hostname", Operator: corev1.NodeSelectorOpIn, Values: []string{n.Labels["kubernetes.io/hostname"]}}},
+				}}}},
+			},
+		}
+		if _, err := f.client.CoreV1().PersistentVolumes().Create(context.Background(), pv, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_ = f.client.CoreV1().PersistentVolumes().Delete(context.Background(), name, metav1.DeleteOptions{}) //nolint:errcheck // destroyed already
+		})
+	}
+	same, other := acctest.RandomName("acc-pv"), acctest.RandomName("acc-pv")
+	dir := filepath.Join(f.root, "vol")
+	leftover(same, dir)
+	leftover(other, filepath.Join(f.root, "elsewhere"))
+	config := func(name string) string {
+		return f.config(fmt.Sprintf(`
+resource "clusterstorage_local_pv" "test" {
+  name     = %q
+  node     = %q
+  path     = %q
+  capacity = "2Gi"
+  labels   = { app = "db" }
+}`, name, f.node, dir))
+	}
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: config(other), ExpectError: acctest.ErrorWords("was left by an apply that was interrupted while it created it")},
+			{
+				Config: config(same),
+				Check: func(*terraform.State) error {
+					// The mark goes a moment after the create returns (importmark.ClearLater).
+					return kube.Poll(context.Background(), 100*time.Millisecond, 10*time.Second, "the volume taken over to be set and unmarked", func(ctx context.Context) (bool, string, error) {
+						pv, err := f.client.CoreV1().PersistentVolumes().Get(ctx, same, metav1.GetOptions{})
+						if err != nil {
+							return false, "", err
+						}
+						_, marked := pv.Annotations[importmark.PendingAnnotation]
+						return !marked && pv.Labels["app"] == "db" && pv.Spec.Capacity.Storage().String() == "2Gi",
+							fmt.Sprintf("annotations %v, labels %v, capacity %s", pv.Annotations, pv.Labels, pv.Spec.Capacity.Storage()), nil
+					})
+				},
+			},
+			{Config: config(same), PlanOnly: true},
+		},
+	})
 }
 
 // TestAccLocalPV_symlinks: an update does not change the mode of what a symbolic link put in

@@ -10,6 +10,7 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/importmark"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/tfconv"
 )
@@ -158,7 +159,7 @@ func (m *model) observed(sc *storagev1.StorageClass, isDefault, all bool) {
 	}
 	m.Labels = tfconv.Map(sc.Labels, m.Labels, all)
 	annotations := maps.Clone(sc.Annotations)
-	for _, k := range []string{defaultClassAnnotation, betaDefaultClassAnnotation, lastAppliedAnnotation} {
+	for _, k := range []string{defaultClassAnnotation, betaDefaultClassAnnotation, lastAppliedAnnotation, importmark.PendingAnnotation} {
 		delete(annotations, k)
 	}
 	m.Annotations = tfconv.Map(annotations, m.Annotations, all)

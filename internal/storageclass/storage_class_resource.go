@@ -10,7 +10,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 	storagev1 "k8s.io/api/storage/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
@@ -61,13 +60,9 @@ func (r *Resource) Create(ctx context.Context, req resource.CreateRequest, resp 
 	}
 
 	tflog.Debug(ctx, "creating StorageClass", map[string]any{"name": s.Name, "provisioner": s.Provisioner, "default": s.Default})
-	created, err := client.StorageV1().StorageClasses().Create(ctx, s.object(), metav1.CreateOptions{})
+	created, err := create(ctx, client, s)
 	if err != nil {
-		detail := err.Error()
-		if apierrors.IsAlreadyExists(err) {
-			detail = importmark.AlreadyExistsDetail("StorageClass", s.Name, "clusterstorage_storage_class", s.Name, err)
-		}
-		resp.Diagnostics.AddAttributeError(path.Root("name"), "Creating StorageClass "+s.Name+" failed", detail)
+		resp.Diagnostics.AddAttributeError(path.Root("name"), "Creating StorageClass "+s.Name+" failed", err.Error())
 		return
 	}
 	r.data.StorageClasses.Put(created)
@@ -76,6 +71,19 @@ func (r *Resource) Create(ctx context.Context, req resource.CreateRequest, resp 
 	if s.Default {
 		resp.Diagnostics.Append(r.clearOtherDefaults(ctx, client, s.Name)...)
 	}
+	importmark.ClearLater(ctx, client.StorageV1().StorageClasses(), "StorageClass", s.Name)
+}
+
+// create makes the class, marked pending (importmark.PendingAnnotation) until a moment after
+// Create returns (importmark.ClearLater). A class of the name left by a create whose provider
+// died is taken over, set as planned (and still marked); one that differs in what Kubernetes does
+// not let change is refused.
+func create(ctx context.Context, client kubernetes.Interface, s spec) (*storagev1.StorageClass, error) {
+	return importmark.Create(ctx, client.StorageV1().StorageClasses(), s.object(), "StorageClass", "clusterstorage_storage_class",
+		func(orphan *storagev1.StorageClass) error {
+			s.applyTo(orphan, nil, nil)
+			return nil
+		})
 }
 
 // Read refreshes the state from the cluster; a deleted class is removed from state. It reads
@@ -83,8 +91,9 @@ func (r *Resource) Create(ctx context.Context, req resource.CreateRequest, resp 
 func (r *Resource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var state model
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	// Only the check that the cluster can be reached: Read reads the provider's snapshot.
-	if r.data.KubeClient(&resp.Diagnostics); resp.Diagnostics.HasError() {
+	// Read reads the provider's snapshot; the client only clears a mark a killed create left.
+	client := r.data.KubeClient(&resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
 		return
 	}
 	// The first Read after an import adopts every label and annotation.
@@ -100,6 +109,10 @@ func (r *Resource) Read(ctx context.Context, req resource.ReadRequest, resp *res
 	if err != nil {
 		resp.Diagnostics.AddError("Reading StorageClass "+state.ID.ValueString()+" failed", err.Error())
 		return
+	}
+	if _, marked := sc.Annotations[importmark.PendingAnnotation]; marked && !imported {
+		// A provider killed just after answering its create left the mark on a class in state.
+		resp.Diagnostics.Append(importmark.ClearPending(ctx, client.StorageV1().StorageClasses(), "StorageClass", sc.Name)...)
 	}
 	isDefault, err := soleDefault(ctx, r.data.StorageClasses, sc)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
@@ -19,6 +20,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/acctest"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/importmark"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
 )
 
 const defaultAnnotation = "storageclass.kubernetes.io/is-default-class"
@@ -185,6 +188,58 @@ resource "clusterstorage_storage_class" "test" {
 	if err != nil || sc.Labels["owner"] != "someone-else" {
 		t.Errorf("the class made outside Terraform was changed: %v", err)
 	}
+}
+
+// TestAccStorageClass_leftByAnInterruptedApply: a class that carries the pending mark of a create
+// whose provider died (importmark.PendingAnnotation, long enough ago) is taken over by the next
+// create of its name, set as planned and unmarked; one marked differently in what cannot change is
+// refused with what to do. (The fault matrix kills a real provider mid-create: internal/faults.)
+func TestAccStorageClass_leftByAnInterruptedApply(t *testing.T) {
+	client := acctest.Kube(t)
+	leftover := func(name, provisioner string) {
+		sc := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{
+			importmark.PendingAnnotation: time.Now().Add(-time.Minute).UTC().Format(time.RFC3339Nano),
+		}}, Provisioner: provisioner}
+		if _, err := client.StorageV1().StorageClasses().Create(context.Background(), sc, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_ = client.StorageV1().StorageClasses().Delete(context.Background(), name, metav1.DeleteOptions{}) //nolint:errcheck // destroyed already
+		})
+	}
+	same, other := acctest.RandomName("acc-sc"), acctest.RandomName("acc-sc")
+	leftover(same, "kubernetes.io/no-provisioner")
+	leftover(other, "example.com/another")
+	config := func(name string) string {
+		return acctest.ProviderConfig() + fmt.Sprintf(`
+resource "clusterstorage_storage_class" "test" {
+  name                = %q
+  storage_provisioner = "kubernetes.io/no-provisioner"
+  labels              = { team = "storage" }
+}`, name)
+	}
+	resource.ParallelTest(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: config(other), ExpectError: acctest.ErrorWords("was left by an apply that was interrupted while it created it")},
+			{
+				Config: config(same),
+				Check: func(*terraform.State) error {
+					// The mark goes a moment after the create returns (importmark.ClearLater).
+					return kube.Poll(context.Background(), 100*time.Millisecond, 10*time.Second, "the class taken over to be set and unmarked", func(ctx context.Context) (bool, string, error) {
+						sc, err := client.StorageV1().StorageClasses().Get(ctx, same, metav1.GetOptions{})
+						if err != nil {
+							return false, "", err
+						}
+						_, marked := sc.Annotations[importmark.PendingAnnotation]
+						return !marked && sc.Labels["team"] == "storage", fmt.Sprintf("annotations %v, labels %v", sc.Annotations, sc.Labels), nil
+					})
+				},
+			},
+			{Config: config(same), PlanOnly: true},
+		},
+	})
 }
 
 // TestAccStorageClass_unmanagedMetadata: labels and annotations other tools add cause no diff,
