@@ -34,8 +34,9 @@ acc_group() {
 	backend | capacity | storageclass) echo backend ;;
 	# Both run fio on the same node, one at a time, as they did as one package.
 	benchmark | comparison) echo benchmark ;;
-	# The migration restarts k3s on node 3, where any test's pods may run.
-	k3smigration) echo '*' ;;
+	# The migration restarts k3s on node 3, where any test's pods may run; the fault matrix
+	# restarts the API server, stalls etcd and cuts node 1's SSH connections.
+	k3smigration | faults) echo '*' ;;
 	*) echo "$1" ;;
 	esac
 }
@@ -43,8 +44,9 @@ acc_group() {
 # The packages with acceptance tests: the backend group first (the longest, ~12 minutes per CLI
 # in all), then the others longest first, k3smigration last (it waits for everything else). The
 # first worker takes them in this order, the second from the other end, so that while one runs
-# the backend group the other runs the rest.
-order=(backend capacity storageclass benchmark comparison localpv provider k3smigration)
+# the backend group the other runs the rest. The fault matrix and k3smigration hold the cluster
+# alone.
+order=(backend capacity storageclass benchmark comparison localpv provider faults k3smigration)
 found=()
 while IFS= read -r dir; do
 	found+=("$(basename "$dir")")

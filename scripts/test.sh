@@ -28,8 +28,9 @@ SMOKE_RUN='^TestAcc(Provider_.*|StorageClass_lifecycle|LocalPV_lifecycle|Storage
 # Mayastor) run under the first CLI only: they are half of the backend package's time, and the
 # backend package is the suite's longest path. Under every CLI run its lifecycle, drift, unknown
 # values at plan, write-only values, imports and moves, interrupted and killed applies, and the
-# forced destroy: what a CLI's protocol and its handling of signals can change.
-FIRST_CLI_ONLY="${FIRST_CLI_ONLY-^TestAccStorageBackend_(longhorn|longhornVersions|mayastorEtcdOnThreeNodes|preflight|preflightPerNode|clusterChecks|snapshotCRDsKept|guardByDriver|guardInternalClaims|openebs40EnginesOff|chartSources|unverifiedVersion|helm3KilledInstall|foreignPendingRelease|foreignPendingUpgrade|neverReady|k3sHelmChart|defaultClassDemotion)\$}"
+# forced destroy: what a CLI's protocol and its handling of signals can change. The fault matrix's
+# CI rows (internal/faults) hold the cluster alone, so they too run once.
+FIRST_CLI_ONLY="${FIRST_CLI_ONLY-^(TestAccStorageBackend_(longhorn|longhornVersions|mayastorEtcdOnThreeNodes|preflight|preflightPerNode|clusterChecks|snapshotCRDsKept|guardByDriver|guardInternalClaims|openebs40EnginesOff|chartSources|unverifiedVersion|helm3KilledInstall|foreignPendingRelease|foreignPendingUpgrade|neverReady|k3sHelmChart|defaultClassDemotion)|TestAccFaults_matrix)\$}"
 TESTARGS="${TESTARGS:-}"
 ACC_DIR="$ROOT/.acc"
 mkdir -p "$ACC_DIR/locks"

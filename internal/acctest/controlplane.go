@@ -134,8 +134,9 @@ func (cp ControlPlane) WaitReady(t testing.TB, timeout time.Duration) {
 
 // DropSSH cuts every connection to the cluster's own sshd (node 1's, on this machine): each
 // connection's processes are frozen, then killed, so no client hears a command end, as when the
-// network fails. The listener stays, so clients can connect again.
-func (cp ControlPlane) DropSSH(t testing.TB) {
+// network fails. The listener stays, so clients can connect again. It returns how many
+// connections it cut.
+func (cp ControlPlane) DropSSH(t testing.TB) int {
 	t.Helper()
 	pid, err := cp.pid("sshd")
 	if err != nil {
@@ -148,4 +149,5 @@ func (cp ControlPlane) DropSSH(t testing.TB) {
 	for _, c := range conns {
 		killTree(c)
 	}
+	return len(conns)
 }

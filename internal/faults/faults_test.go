@@ -78,8 +78,12 @@ type faultCase struct {
 var (
 	restartAPIServer = func(t *testing.T, e env, _ *run) { e.cp.Restart(t, "kube-apiserver") }
 	stallEtcd        = func(t *testing.T, e env, _ *run) { e.cp.Stall(t, "etcd", 10*time.Second) }
-	cutSSH           = func(t *testing.T, e env, _ *run) { e.cp.DropSSH(t) }
-	killProvider     = func(t *testing.T, _ env, r *run) { r.killProvider(t) }
+	cutSSH           = func(t *testing.T, e env, _ *run) {
+		if e.cp.DropSSH(t) == 0 {
+			t.Fatal("the provider held no SSH connection to cut")
+		}
+	}
+	killProvider = func(t *testing.T, _ env, r *run) { r.killProvider(t) }
 )
 
 var matrix = []faultCase{
@@ -171,6 +175,7 @@ func (c faultCase) run(t *testing.T, e env) {
 		why = append(why, fmt.Sprintf("the state records %d objects the cluster does not have (%s)", len(phantom), strings.Join(phantom[:min(3, len(phantom))], ", ")))
 	}
 	if untracked := minus(cluster, state); len(untracked) > 0 && !c.destroy {
+		res.Untracked = len(untracked)
 		t.Logf("the cluster has %d objects the state does not record: %s", len(untracked), strings.Join(untracked, ", "))
 	}
 	// The next run of the same command converges: an apply leaves nothing to change.
