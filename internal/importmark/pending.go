@@ -15,11 +15,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// PendingAnnotation marks a cluster object from its create until the provider has the create's
-// answer in hand: the provider removes it before it returns the new state. An object that still
-// carries the mark later was made by a create whose provider died (killed, cancelled, its
-// connection lost) before any state recorded it; no state can own it, so the next create of the
-// same name takes it over instead of failing on it.
+// PendingAnnotation marks a cluster object from its create until Terraform surely has the
+// create's answer: the provider removes it a moment after the create returns (ClearLater), or as
+// it stops. An object that still carries the mark later was made by a create whose provider died
+// (killed, cancelled) before its answer reached Terraform; no state can own it, so the next create
+// of the same name takes it over instead of failing on it (Create).
 const PendingAnnotation = "clusterstorage.io/create-pending"
 
 // PendingDead is how old a mark must be before its create is taken for dead: a create that lives
