@@ -7,18 +7,19 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/acctest"
 )
 
-// env is what every row of the matrix shares: node 1 (this machine), the local control plane and
-// the CLI under test with this tree's provider.
+// env is what every row of the matrix shares: node 1 (this machine), node 2 (a machine of its
+// own), the local control plane and the CLI under test with this tree's provider.
 type env struct {
-	node    acctest.ClusterNode
-	cp      acctest.ControlPlane
-	cli, rc string
+	node, second acctest.ClusterNode
+	cp           acctest.ControlPlane
+	cli, rc      string
 }
 
 // workload is what the faulted command makes or removes: n local volumes on node 1 (their
@@ -27,6 +28,16 @@ type env struct {
 type workload struct {
 	kind string // "pv" or "class"
 	n    int
+	// second puts the volumes on node 2, on its data disk.
+	second bool
+}
+
+// volumesNode is the node a pv workload's volumes are on.
+func (wl workload) volumesNode(e env) acctest.ClusterNode {
+	if wl.second {
+		return e.second
+	}
+	return e.node
 }
 
 // keptDirs is how many of a pv workload's directories exist before the apply and hold data: the
@@ -34,6 +45,9 @@ type workload struct {
 const keptDirs = 5
 
 func (wl workload) String() string {
+	if wl.kind == "pv" && wl.second {
+		return fmt.Sprintf("%d local_pv on node 2", wl.n)
+	}
 	if wl.kind == "pv" {
 		return fmt.Sprintf("%d local_pv", wl.n)
 	}
@@ -42,7 +56,7 @@ func (wl workload) String() string {
 
 func (wl workload) config(e env, prefix, base string) string {
 	if wl.kind == "pv" {
-		return acctest.ProviderConfigNodes(e.node) + fmt.Sprintf(`
+		return acctest.ProviderConfigNodes(e.node, e.second) + fmt.Sprintf(`
 resource "clusterstorage_local_pv" "v" {
   count                       = %d
   name                        = "%s-${count.index}"
@@ -52,7 +66,7 @@ resource "clusterstorage_local_pv" "v" {
   storage_class_name          = %q
   delete_directory_on_destroy = count.index >= %d
 }
-`, wl.n, prefix, e.node.Name, base, prefix, keptDirs)
+`, wl.n, prefix, wl.volumesNode(e).Name, base, prefix, keptDirs)
 	}
 	return acctest.ProviderConfig() + fmt.Sprintf(`
 resource "clusterstorage_storage_class" "c" {
@@ -71,6 +85,8 @@ type faultCase struct {
 	workload      workload
 	destroy       bool
 	inject        func(t *testing.T, e env, r *run)
+	// recover undoes the fault once the faulted command ended (before the next run).
+	recover func(t *testing.T, e env)
 	// ci: the row is in the subset `make test` runs; `make faults` runs every row.
 	ci bool
 }
@@ -84,18 +100,32 @@ var (
 		}
 	}
 	killProvider = func(t *testing.T, _ env, r *run) { r.killProvider(t) }
+	powerOff     = func(t *testing.T, e env, _ *run) {
+		secondOff.Store(true)
+		t.Cleanup(func() { powerOn(t, e) }) // also when the test fails first
+		e.second.PowerOff(t)
+	}
+	powerOn = func(t *testing.T, e env) {
+		if secondOff.Swap(false) {
+			e.second.PowerOn(t)
+		}
+	}
 )
 
+// secondOff is whether a row powered node 2 off and has not powered it on again.
+var secondOff atomic.Bool
+
 var matrix = []faultCase{
-	{fault: "kube-apiserver restarted", workload: workload{"pv", 100}, inject: restartAPIServer, ci: true},
-	{fault: "kube-apiserver restarted", workload: workload{"pv", 100}, destroy: true, inject: restartAPIServer},
-	{fault: "etcd stopped (SIGSTOP) for 10 s", workload: workload{"pv", 100}, inject: stallEtcd},
-	{fault: "etcd stopped (SIGSTOP) for 10 s", workload: workload{"class", 100}, inject: stallEtcd},
-	{fault: "SSH connections cut (sshd's sessions killed)", workload: workload{"pv", 20}, inject: cutSSH, ci: true},
-	{fault: "provider SIGKILLed", workload: workload{"pv", 100}, inject: killProvider, ci: true},
-	{fault: "provider SIGKILLed", workload: workload{"pv", 100}, destroy: true, inject: killProvider},
-	{fault: "provider SIGKILLed", workload: workload{"class", 100}, inject: killProvider},
-	{fault: "provider SIGKILLed", workload: workload{"class", 100}, destroy: true, inject: killProvider},
+	{fault: "kube-apiserver restarted", workload: workload{kind: "pv", n: 100}, inject: restartAPIServer, ci: true},
+	{fault: "kube-apiserver restarted", workload: workload{kind: "pv", n: 100}, destroy: true, inject: restartAPIServer},
+	{fault: "etcd stopped (SIGSTOP) for 10 s", workload: workload{kind: "pv", n: 100}, inject: stallEtcd},
+	{fault: "etcd stopped (SIGSTOP) for 10 s", workload: workload{kind: "class", n: 100}, inject: stallEtcd},
+	{fault: "SSH connections cut (sshd's sessions killed)", workload: workload{kind: "pv", n: 100}, inject: cutSSH, ci: true},
+	{fault: "node 2 powered off (its machine)", workload: workload{kind: "pv", n: 100, second: true}, inject: powerOff, recover: powerOn},
+	{fault: "provider SIGKILLed", workload: workload{kind: "pv", n: 100}, inject: killProvider, ci: true},
+	{fault: "provider SIGKILLed", workload: workload{kind: "pv", n: 100}, destroy: true, inject: killProvider},
+	{fault: "provider SIGKILLed", workload: workload{kind: "class", n: 100}, inject: killProvider},
+	{fault: "provider SIGKILLed", workload: workload{kind: "class", n: 100}, destroy: true, inject: killProvider},
 }
 
 // The fault matrix: each row's fault hits a running apply or destroy on the local cluster's real
@@ -103,12 +133,13 @@ var matrix = []faultCase{
 // plan after it shows no changes), the user's data must be intact, and destroy must leave nothing
 // behind. FAULTS_ALL=1 (make faults) runs every row, else only the rows marked ci.
 func TestAccFaults_matrix(t *testing.T) {
-	nodes := acctest.RequireNodesAlone(t, 1)
-	if nodes[0].MachineDir != "" {
-		t.Fatalf("node %s is a machine node: the matrix cuts the SSH connections of the node on this machine", nodes[0].Name)
+	nodes := acctest.RequireNodesAlone(t, 2)
+	if nodes[0].MachineDir != "" || nodes[1].MachineDir == "" {
+		t.Fatalf("the matrix cuts the SSH connections of node 1, which must run on this machine (%s: %q), and powers off node 2, which must be a machine (%s: %q)",
+			nodes[0].Name, nodes[0].MachineDir, nodes[1].Name, nodes[1].MachineDir)
 	}
 	cli, rc := acctest.DevCLI(t)
-	e := env{node: nodes[0], cp: acctest.LocalControlPlane(t), cli: cli, rc: rc}
+	e := env{node: nodes[0], second: nodes[1], cp: acctest.LocalControlPlane(t), cli: cli, rc: rc}
 	all := os.Getenv("FAULTS_ALL") != ""
 	for _, c := range matrix {
 		if !c.ci && !all {
@@ -126,7 +157,12 @@ func TestAccFaults_matrix(t *testing.T) {
 func (c faultCase) run(t *testing.T, e env) {
 	client := acctest.Kube(t)
 	prefix := acctest.RandomName("fault")
+	vols := disk{c.workload.volumesNode(e)}
 	base := t.TempDir()
+	if !vols.local() {
+		base = filepath.Join(vols.node.DataDisks[0], prefix)
+		t.Cleanup(func() { vols.node.MustRun(t, `rm -rf -- "$1"`, base) })
+	}
 	t.Cleanup(func() { removeLeftovers(t, client, prefix) })
 	var data dataFiles
 	var made []string // the directories the provider makes and must remove on destroy
@@ -140,7 +176,7 @@ func (c faultCase) run(t *testing.T, e env) {
 				made = append(made, dir)
 			}
 		}
-		data = writeData(t, kept)
+		data = vols.writeData(t, kept)
 	}
 	w := newWorkspace(t, e.cli, e.rc, c.workload.config(e, prefix, base))
 	if c.destroy {
@@ -159,14 +195,22 @@ func (c faultCase) run(t *testing.T, e env) {
 	}
 	c.inject(t, e, r)
 	err := r.wait(t, 10*time.Minute)
+	if c.recover != nil {
+		c.recover(t, e)
+	}
 	res := row{Fault: c.fault, During: c.during, Apply: "succeeded"}
+	var why []string
 	if err != nil {
 		res.Apply = "failed: " + firstError(r.output())
 		t.Logf("the faulted %s, as the user sees it:\n%s", command, errorsPart(r.output()))
+		// An error must say what happened, not blame the provider (Terraform's words for a
+		// provider that contradicted its plan).
+		if strings.Contains(r.output(), "This is a bug in the provider") {
+			why = append(why, "the faulted run reported a bug in the provider")
+		}
 	}
 
 	// The state, refreshed as the next plan refreshes it, records nothing the cluster lacks.
-	var why []string
 	if out, err := w.exec(t, "apply", "-refresh-only", "-auto-approve"); err != nil {
 		why = append(why, "refreshing the state failed: "+firstError(out))
 	}
@@ -199,11 +243,11 @@ func (c faultCase) run(t *testing.T, e env) {
 	left := clusterNames(t, client, prefix)
 	res.Leaked = len(left)
 	for _, dir := range made {
-		if _, err := os.Stat(dir); err == nil {
+		if vols.exists(t, dir) {
 			res.Leaked++
 		}
 	}
-	res.Lost = data.lost()
+	res.Lost = vols.lost(t, data)
 	res.Survived = len(why) == 0
 	res.Why = strings.Join(why, "; ")
 	report(t, res)

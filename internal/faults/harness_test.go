@@ -23,6 +23,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/acctest"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
 )
 
@@ -270,36 +271,72 @@ func minus(a, b map[string]bool) []string {
 	return out
 }
 
-// dataFiles is data a user keeps in volume directories: one file of random bytes in each of
-// dirs, with its SHA-256.
+// disk reaches the directories of a row's volumes: this machine's file system for the node that
+// runs here, the node's own sshd for a machine node.
+type disk struct{ node acctest.ClusterNode }
+
+func (d disk) local() bool { return d.node.MachineDir == "" }
+
+// sum is the SHA-256 of the file at path, "" when it cannot be read.
+func (d disk) sum(t *testing.T, path string) string {
+	t.Helper()
+	if d.local() {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return ""
+		}
+		s := sha256.Sum256(b)
+		return hex.EncodeToString(s[:])
+	}
+	out, _ := d.node.Run(t, `sha256sum "$1" 2>/dev/null | cut -d ' ' -f 1`, path) //nolint:errcheck // "" when unreadable
+	return strings.TrimSpace(out)
+}
+
+// exists reports whether path exists.
+func (d disk) exists(t *testing.T, path string) bool {
+	t.Helper()
+	if d.local() {
+		_, err := os.Stat(path)
+		return err == nil
+	}
+	return d.node.Exists(t, path)
+}
+
+// dataFiles is data a user keeps in volume directories: one file of random bytes in each, with
+// its SHA-256.
 type dataFiles map[string]string
 
-func writeData(t *testing.T, dirs []string) dataFiles {
+// writeData makes each of dirs with a file of 256 KiB of random bytes in it.
+func (d disk) writeData(t *testing.T, dirs []string) dataFiles {
 	t.Helper()
 	files := dataFiles{}
-	buf := make([]byte, 256<<10)
-	for _, d := range dirs {
-		_, _ = rand.Read(buf)
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
+	for _, dir := range dirs {
+		f := filepath.Join(dir, "data")
+		if d.local() {
+			buf := make([]byte, 256<<10)
+			_, _ = rand.Read(buf)
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(f, buf, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			d.node.MustRun(t, `mkdir -p "$1" && head -c 262144 /dev/urandom >"$1/data"`, dir)
 		}
-		f := filepath.Join(d, "data")
-		if err := os.WriteFile(f, buf, 0o644); err != nil {
-			t.Fatal(err)
+		if files[f] = d.sum(t, f); files[f] == "" {
+			t.Fatalf("%s was not written", f)
 		}
-		sum := sha256.Sum256(buf)
-		files[f] = hex.EncodeToString(sum[:])
 	}
 	return files
 }
 
 // lost counts the files that are gone or changed.
-func (files dataFiles) lost() int {
+func (d disk) lost(t *testing.T, files dataFiles) int {
+	t.Helper()
 	n := 0
 	for f, want := range files {
-		b, err := os.ReadFile(f)
-		sum := sha256.Sum256(b)
-		if err != nil || hex.EncodeToString(sum[:]) != want {
+		if d.sum(t, f) != want {
 			n++
 		}
 	}

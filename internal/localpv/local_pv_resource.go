@@ -513,11 +513,23 @@ func makeDir(ctx context.Context, host *node.Host, s spec, diags *diag.Diagnosti
 		return nil, false
 	}
 	after, err := host.Stat(ctx, s.Path)
+	if err == nil && !after.IsDir() {
+		// Seen when the node shut down under the apply: its disk was unmounted between the two.
+		err = fmt.Errorf("it was made, but is no longer there (%s; the node shutting down, or its disk unmounted?)", describe(after))
+	}
 	if err != nil {
 		diags.AddError("Checking "+s.Path+" on "+s.Node+" failed", err.Error())
 		return nil, !before.Exists
 	}
 	return &after, !before.Exists
+}
+
+// describe says what is at a path that should be a directory.
+func describe(fi node.FileInfo) string {
+	if !fi.Exists {
+		return "nothing is at the path"
+	}
+	return "mode " + fi.Mode.String()
 }
 
 // checkDeletable says why the directory at dirPath must not be deleted: a path in or at a system
