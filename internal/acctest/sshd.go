@@ -57,7 +57,7 @@ type SSHD struct {
 
 	cmd            *exec.Cmd
 	exited         chan struct{}
-	log            *syncBuffer
+	log            *SyncBuffer
 	authorizedKeys string
 }
 
@@ -114,7 +114,7 @@ func StartSSHDWith(t testing.TB, opts SSHDOptions) *SSHD {
 	s.authorizedKeys = filepath.Join(authDir, "authorized_keys")
 	writeFile(t, s.authorizedKeys, s.ClientPublicKey+"\n", 0o644)
 
-	s.log = &syncBuffer{}
+	s.log = &SyncBuffer{}
 	var lastErr error
 	for attempt := 0; attempt < 3; attempt++ {
 		s.Port = freePort(t)
@@ -423,6 +423,9 @@ func writeFile(t testing.TB, path, content string, mode os.FileMode) {
 	}
 }
 
+// ChildrenOf returns the process ids whose parent is pid, from /proc.
+func ChildrenOf(pid int) ([]int, error) { return childrenOf(pid) }
+
 // childrenOf lists the processes whose parent is pid, from /proc.
 func childrenOf(pid int) ([]int, error) {
 	parents, err := processParents()
@@ -505,19 +508,19 @@ func killTree(pid int) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for sshd's output goroutines and test readers.
-type syncBuffer struct {
+// SyncBuffer is a bytes.Buffer safe for a process's output goroutines and test readers.
+type SyncBuffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
 }
 
-func (b *syncBuffer) Write(p []byte) (int, error) {
+func (b *SyncBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.Write(p)
 }
 
-func (b *syncBuffer) String() string {
+func (b *SyncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()

@@ -1,7 +1,6 @@
 package faults_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -15,7 +14,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -51,22 +49,11 @@ func newWorkspace(t *testing.T, cli, rc, main string) *workspace {
 // run is one CLI command running in its own process group.
 type run struct {
 	cmd  *exec.Cmd
-	mu   sync.Mutex
-	out  bytes.Buffer
+	out  acctest.SyncBuffer
 	done chan error
 }
 
-func (r *run) Write(p []byte) (int, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.out.Write(p)
-}
-
-func (r *run) output() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.out.String()
-}
+func (r *run) output() string { return r.out.String() }
 
 // start starts the CLI with args (-no-color added, and -input=false but to show); the test's cleanup kills
 // it and its provider if it still runs.
@@ -80,7 +67,7 @@ func (w *workspace) start(t *testing.T, args ...string) *run {
 	r.cmd = exec.Command(w.cli, args...)
 	r.cmd.Dir = w.dir
 	r.cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+w.rc, "CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1")
-	r.cmd.Stdout, r.cmd.Stderr = r, r
+	r.cmd.Stdout, r.cmd.Stderr = &r.out, &r.out
 	r.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := r.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -122,25 +109,19 @@ func (w *workspace) exec(t *testing.T, args ...string) (string, error) {
 // the loss and saves what it knows).
 func (r *run) killProvider(t *testing.T) {
 	t.Helper()
-	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline") //nolint:errcheck // the pattern is valid
-	for _, p := range procs {
-		b, err := os.ReadFile(p)
-		if err != nil || !strings.Contains(filepath.Base(strings.SplitN(string(b), "\x00", 2)[0]), "terraform-provider-clusterstorage") {
+	children, err := acctest.ChildrenOf(r.cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pid := range children {
+		exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+		if err != nil || !strings.HasPrefix(filepath.Base(exe), "terraform-provider-clusterstorage") {
 			continue
 		}
-		// /proc/PID/stat: "PID (COMM) STATE PPID ...", COMM may hold spaces.
-		stat, err := os.ReadFile(filepath.Join(filepath.Dir(p), "stat"))
-		if err != nil {
-			continue
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			t.Fatalf("killing the provider %d: %v", pid, err)
 		}
-		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-		pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p))) //nolint:errcheck // the glob matched digits
-		if len(fields) > 1 && fields[1] == strconv.Itoa(r.cmd.Process.Pid) {
-			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-				t.Fatalf("killing the provider %d: %v", pid, err)
-			}
-			return
-		}
+		return
 	}
 	t.Fatalf("%s runs no provider\n%s", strings.Join(r.cmd.Args, " "), r.output())
 }
