@@ -235,9 +235,23 @@ func (n ClusterNode) RunWithin(t testing.TB, timeout time.Duration, script strin
 	}
 	res, err := host.Run(context.Background(), node.Script(script, args...))
 	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) && n.MachineDir == "" {
+			return "", fmt.Errorf("on node %s: %w\n%s", n.Name, err, sshdState())
+		}
 		return "", fmt.Errorf("on node %s: %w", n.Name, err)
 	}
 	return string(res.Stdout), nil
+}
+
+// sshdState describes this machine's sshd processes and the end of node 1's sshd log, for a
+// command on node 1 that timed out (a CI run once saw every command on it time out).
+func sshdState() string {
+	ps, err := exec.Command("ps", "-C", "sshd", "-o", "pid,ppid,stat,wchan:24,etime,args").CombinedOutput()
+	if err != nil {
+		ps = append(ps, []byte(err.Error())...)
+	}
+	log, _ := exec.Command("tail", "-n", "30", filepath.Join(filepath.Dir(Kubeconfig()), "logs", "sshd.log")).CombinedOutput() //nolint:errcheck // shown as is
+	return fmt.Sprintf("sshd processes on this machine:\n%s\nend of node 1's sshd log:\n%s", ps, log)
 }
 
 // Exec runs a command inside the machine node through the node tool (all its namespaces, not over
