@@ -65,7 +65,8 @@ type SSHD struct {
 type SSHDOptions struct {
 	// PasswordAuthentication enables password logins (for users made by AddUser with a password).
 	PasswordAuthentication bool
-	// ExtraConfig lines are appended to sshd_config verbatim.
+	// ExtraConfig lines are appended to sshd_config verbatim, but for SetEnv lines, whose variables
+	// join the one SetEnv line sshd honours.
 	ExtraConfig []string
 }
 
@@ -279,7 +280,19 @@ func (s *SSHD) config(hostKeys []string, opts SSHDOptions) string {
 	for _, k := range hostKeys {
 		lines = append(lines, "HostKey "+k)
 	}
-	lines = append(lines, opts.ExtraConfig...)
+	// bash, root's shell, skips ~/.bashrc for a command when SHLVL says it is not the top level:
+	// this machine's runs pyenv's rehash, whose lock a session a test kills leaves behind, after
+	// which every command waited 60 s for it (as tools/kube/cluster.sh's node 1). sshd honours
+	// only the first SetEnv line, so the options' variables join it.
+	env := []string{"SHLVL=1"}
+	for _, line := range opts.ExtraConfig {
+		if vars, ok := strings.CutPrefix(line, "SetEnv "); ok {
+			env = append(env, strings.Fields(vars)...)
+			continue
+		}
+		lines = append(lines, line)
+	}
+	lines = append(lines, "SetEnv "+strings.Join(env, " "))
 	return strings.Join(lines, "\n") + "\n"
 }
 

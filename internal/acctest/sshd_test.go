@@ -22,13 +22,19 @@ func TestStartSSHD(t *testing.T) {
 		"-i", s.ClientKeyPath,
 		"-p", strconv.Itoa(s.Port),
 		s.User+"@"+s.Host,
-		"echo", "hello",
+		`echo hello "$SHLVL"`,
 	).CombinedOutput()
 	if err != nil {
 		t.Fatalf("ssh: %v: %s", err, out)
 	}
-	if got := strings.TrimSpace(string(out)); got != "hello" {
-		t.Fatalf("ssh printed %q, want %q", got, "hello")
+	// The session's shell is not a top-level one (SetEnv SHLVL=1): bash skips ~/.bashrc. A
+	// shell other than bash leaves SHLVL as it is.
+	want := "hello 1"
+	if shell, err := exec.Command("sh", "-c", `getent passwd "$(id -un)" | cut -d: -f7`).Output(); err == nil && strings.HasSuffix(strings.TrimSpace(string(shell)), "/bash") {
+		want = "hello 2"
+	}
+	if got := strings.TrimSpace(string(out)); got != want {
+		t.Fatalf("ssh printed %q, want %q", got, want)
 	}
 	if !strings.HasPrefix(s.HostPublicKey, "ssh-ed25519 ") || len(s.HostPublicKeys) != 2 {
 		t.Fatalf("host keys: %q", s.HostPublicKeys)

@@ -534,6 +534,11 @@ PermitRootLogin prohibit-password
 PasswordAuthentication no
 KbdInteractiveAuthentication no
 UsePAM no
+# bash, root's shell, reads ~/.bashrc for a command sshd runs unless SHLVL says it is not the top
+# level: this machine's runs pyenv's rehash, whose lock a session killed meanwhile (a fault test
+# cuts them) leaves behind, after which every command waited 60 s for it. Node 1 stands for a
+# node whose root shell starts quickly.
+SetEnv SHLVL=1
 Subsystem sftp /usr/lib/openssh/sftp-server
 EOF
 }
@@ -1021,6 +1026,18 @@ write_nodes_json() {
 	mv "$STATE/nodes.json.tmp" "$STATE/nodes.json"
 }
 
+# check_ssh I: node I's sshd runs a command within seconds, as the provider and the tests need
+# (a login shell that waits on something, as a stale lock, timed out every test that used the node).
+check_ssh() {
+	local address started=$SECONDS
+	address=$(node_address "$1")
+	if ! timeout 20 ssh -F /dev/null -o BatchMode=yes -o StrictHostKeyChecking=yes -o UserKnownHostsFile="$STATE/ssh/known_hosts" \
+		-i "$STATE/ssh/id_ed25519" -p "$SSH_PORT" "root@$address" true </dev/null; then
+		die "node $(node_name "$1")'s sshd ($address:$SSH_PORT) did not run a command within 20 s (its log: $LOGS/sshd.log for node 1, the machine's journal otherwise)"
+	fi
+	((SECONDS - started < 5)) || log "node $(node_name "$1")'s sshd took $((SECONDS - started))s to run a command"
+}
+
 # --- subcommands ----------------------------------------------------------------
 
 cmd_up() {
@@ -1066,6 +1083,9 @@ cmd_up() {
 		wait_for "node $(node_name "$i") Ready" 120 "" -- node_ready "$(node_name "$i")"
 	done
 	write_nodes_json
+	for ((i = 1; i <= NODE_COUNT; i++)); do
+		check_ssh "$i"
+	done
 	wait_for "ServiceAccount default/default" 60 kube-controller-manager -- kubectl -n default get serviceaccount default
 	log "cluster up in $((SECONDS - start))s: $NODE_COUNT node(s) Ready, API https://127.0.0.1:$APISERVER_PORT"
 	echo "$KUBECONFIG_PATH"
