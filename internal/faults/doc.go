@@ -1,7 +1,8 @@
 // Package faults holds the fault matrix (its tests only): faults of the real processes behind a
-// cluster (the API server restarted, etcd stalled, SSH connections cut, the provider killed) hit
-// a running apply or destroy of local volumes and StorageClasses on the local cluster, and each
-// row records what the user saw, whether the state stayed true to the cluster, whether the next
-// run converged, and how many objects leaked and files were lost. `make faults` runs every row
+// cluster (the API server restarted, etcd stalled, SSH connections cut, a node powered off, the
+// provider killed) hit a running apply, update or destroy of local volumes, StorageClasses or a
+// storage backend, or a benchmark's or capacity's read, on the local cluster, and each row records
+// what the user saw, whether the state stayed true to the cluster, whether the next run converged,
+// and how many objects leaked and files were lost. `make faults` runs every row
 // and prints the matrix; `make test` runs the rows marked for CI.
 package faults

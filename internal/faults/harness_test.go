@@ -34,6 +34,13 @@ type workspace struct {
 func newWorkspace(t *testing.T, cli, rc, main string) *workspace {
 	t.Helper()
 	w := &workspace{cli: cli, rc: rc, dir: t.TempDir()}
+	w.write(t, main)
+	return w
+}
+
+// write makes main the workspace's configuration (after the required_providers block).
+func (w *workspace) write(t *testing.T, main string) {
+	t.Helper()
 	main = `terraform {
   required_providers {
     clusterstorage = { source = "clusterstorage/clusterstorage" }
@@ -43,7 +50,6 @@ func newWorkspace(t *testing.T, cli, rc, main string) *workspace {
 	if err := os.WriteFile(filepath.Join(w.dir, "main.tf"), []byte(main), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return w
 }
 
 // run is one CLI command running in its own process group.
@@ -144,9 +150,12 @@ func firstError(out string) string {
 	return ""
 }
 
-// stateNames returns the names of the objects the workspace's state records, by kind ("pv",
-// "class").
-func (w *workspace) stateNames(t *testing.T) map[string]bool {
+// objects are the test's objects, by kind and name ("pv/NAME", "class/NAME"), each with the value
+// of its roundLabel.
+type objects map[string]string
+
+// stateObjects returns the objects the workspace's state records.
+func (w *workspace) stateObjects(t *testing.T) objects {
 	t.Helper()
 	out, err := w.exec(t, "show", "-json")
 	if err != nil {
@@ -154,7 +163,7 @@ func (w *workspace) stateNames(t *testing.T) map[string]bool {
 	}
 	start := strings.IndexByte(out, '{')
 	if start < 0 {
-		return map[string]bool{}
+		return objects{}
 	}
 	var doc struct {
 		Values struct {
@@ -169,11 +178,17 @@ func (w *workspace) stateNames(t *testing.T) map[string]bool {
 	if err := json.Unmarshal([]byte(out[start:]), &doc); err != nil {
 		t.Fatalf("show -json: %v\n%s", err, out)
 	}
-	names := map[string]bool{}
+	found := objects{}
 	for _, r := range doc.Values.RootModule.Resources {
-		names[kindOf(r.Type)+"/"+fmt.Sprint(r.Values["name"])] = true
+		kind := kindOf(r.Type)
+		if kind == "backend" {
+			found[kind+"/"+fmt.Sprint(r.Values["release_name"])] = ""
+			continue
+		}
+		labels, _ := r.Values["labels"].(map[string]any) //nolint:errcheck // no labels: no round
+		found[kind+"/"+fmt.Sprint(r.Values["name"])] = fmt.Sprint(labels[roundLabel])
 	}
-	return names
+	return found
 }
 
 func kindOf(resourceType string) string {
@@ -182,15 +197,17 @@ func kindOf(resourceType string) string {
 		return "pv"
 	case "clusterstorage_storage_class":
 		return "class"
+	case "clusterstorage_storage_backend":
+		return "backend"
 	}
 	return resourceType
 }
 
-// clusterNames returns the PersistentVolumes and StorageClasses whose names start with prefix,
-// as stateNames names them. The API server may be coming back from a fault: it is polled.
-func clusterNames(t *testing.T, client kubernetes.Interface, prefix string) map[string]bool {
+// clusterObjects returns the PersistentVolumes and StorageClasses whose names start with prefix.
+// The API server may be coming back from a fault: it is polled.
+func clusterObjects(t *testing.T, client kubernetes.Interface, prefix string) objects {
 	t.Helper()
-	names := map[string]bool{}
+	names := objects{}
 	err := kube.Poll(context.Background(), 200*time.Millisecond, 2*time.Minute, "listing the test's objects", func(ctx context.Context) (bool, string, error) {
 		clear(names)
 		pvs, err := client.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{})
@@ -203,12 +220,12 @@ func clusterNames(t *testing.T, client kubernetes.Interface, prefix string) map[
 		}
 		for _, pv := range pvs.Items {
 			if strings.HasPrefix(pv.Name, prefix) {
-				names["pv/"+pv.Name] = true
+				names["pv/"+pv.Name] = pv.Labels[roundLabel]
 			}
 		}
 		for _, sc := range classes.Items {
 			if strings.HasPrefix(sc.Name, prefix) {
-				names["class/"+sc.Name] = true
+				names["class/"+sc.Name] = sc.Labels[roundLabel]
 			}
 		}
 		return true, "", nil
@@ -226,7 +243,7 @@ type kubeClient = kubernetes.Interface
 // the other packages start from a clean cluster.
 func removeLeftovers(t *testing.T, client kubeClient, prefix string) {
 	ctx := context.Background()
-	for name := range clusterNames(t, client, prefix) {
+	for name := range clusterObjects(t, client, prefix) {
 		kind, n, _ := strings.Cut(name, "/")
 		var err error
 		if kind == "pv" {
@@ -240,11 +257,23 @@ func removeLeftovers(t *testing.T, client kubeClient, prefix string) {
 	}
 }
 
-// minus is what a has that b has not, sorted.
-func minus(a, b map[string]bool) []string {
+// minus is the objects a has that b has not, sorted.
+func minus(a, b objects) []string {
 	var out []string
 	for k := range a {
-		if !b[k] {
+		if _, ok := b[k]; !ok {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// differ is the objects both have with different rounds, sorted.
+func differ(a, b objects) []string {
+	var out []string
+	for k, round := range a {
+		if other, ok := b[k]; ok && other != round {
 			out = append(out, k)
 		}
 	}
