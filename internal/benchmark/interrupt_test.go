@@ -36,7 +36,7 @@ data "clusterstorage_storage_benchmark" "test" {
 `, class, e.NS, e.Node, benchtest.PodAttributes()))
 
 	// Interrupt once fio runs: its run directory holds its file.
-	run.waitFor(t, "fio to run", 3*time.Minute, func() bool {
+	run.WaitFor(t, "fio to run", 3*time.Minute, func() bool {
 		files, _ := filepath.Glob(filepath.Join(dir, ".clusterstorage-benchmark-*", "*"))
 		return len(files) > 0
 	})
@@ -45,12 +45,10 @@ data "clusterstorage_storage_benchmark" "test" {
 		t.Fatalf("want the running fio pod, got %v %v", pods, err)
 	}
 	began := time.Now()
-	if err := run.cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	err = run.wait(t, 2*time.Minute)
+	run.Signal(t, syscall.SIGINT)
+	err = run.Wait(t, 2*time.Minute)
 	t.Logf("terraform exited %s after Ctrl-C: %v", time.Since(began).Round(10*time.Millisecond), err)
-	if out := run.out.String(); !strings.Contains(out, "cancelled while waiting for pod") {
+	if out := run.Output(); !strings.Contains(out, "cancelled while waiting for pod") {
 		t.Errorf("output does not say the benchmark was cancelled:\n%s", out)
 	}
 	for _, err := range []error{e.NoLeftovers(false), benchtest.NoRunDirs(dir), e.VolumeAvailable(pv)} {

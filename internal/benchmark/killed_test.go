@@ -1,11 +1,9 @@
 package benchmark_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -21,87 +19,14 @@ import (
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
 )
 
-// cliRun is the Terraform CLI under test running `plan` on a configuration, with the provider
-// built from this tree (dev_overrides), in a process group of its own: what a user runs.
-type cliRun struct {
-	cmd  *exec.Cmd
-	out  *bytes.Buffer
-	done chan error
-}
-
-// devCLI builds the provider and returns a function that starts `plan` on a main.tf body (the
-// provider block is added) in a directory of its own.
-func devCLI(t *testing.T, providerBlock string) func(body string) *cliRun {
+// devCLI returns a function that starts `plan` on a main.tf body (after providerBlock) in a
+// workspace of its own, through the CLI under test with the provider built from this tree
+// (acctest.Workspace): what a user runs.
+func devCLI(t *testing.T, providerBlock string) func(body string) *acctest.CLIRun {
 	t.Helper()
 	cli, rc := acctest.DevCLI(t)
-	work := t.TempDir()
-	n := 0
-	return func(body string) *cliRun {
-		n++
-		config := filepath.Join(work, fmt.Sprintf("config%d", n))
-		writeTestFile(t, filepath.Join(config, "main.tf"), `terraform {
-  required_providers {
-    clusterstorage = { source = "clusterstorage/clusterstorage" }
-  }
-}
-`+providerBlock+body)
-		r := &cliRun{cmd: exec.Command(cli, "plan", "-no-color", "-input=false"), out: &bytes.Buffer{}, done: make(chan error, 1)}
-		r.cmd.Dir = config
-		r.cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+rc, "CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1")
-		r.cmd.Stdout, r.cmd.Stderr = r.out, r.out
-		r.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		if err := r.cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		go func() { r.done <- r.cmd.Wait() }()
-		t.Cleanup(func() {
-			if r.cmd.ProcessState == nil {
-				_ = syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL) //nolint:errcheck // the test already failed
-				if err := <-r.done; err != nil {
-					t.Logf("terraform killed: %v", err)
-				}
-			}
-		})
-		return r
-	}
-}
-
-// waitFor polls cond until it holds, failing the test when the CLI ends first or time runs out.
-func (r *cliRun) waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
-	t.Helper()
-	err := kube.Poll(context.Background(), 100*time.Millisecond, timeout, what, func(context.Context) (bool, string, error) {
-		select {
-		case err := <-r.done:
-			return false, "", fmt.Errorf("terraform ended before %s: %v\n%s", what, err, r.out.String())
-		default:
-		}
-		return cond(), "", nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-// wait waits for the CLI to end.
-func (r *cliRun) wait(t *testing.T, timeout time.Duration) error {
-	t.Helper()
-	select {
-	case err := <-r.done:
-		return err
-	case <-time.After(timeout):
-		t.Fatalf("terraform did not end within %s\n%s", timeout, r.out.String())
-		return nil
-	}
-}
-
-// writeTestFile writes content to path, making its directory.
-func writeTestFile(t *testing.T, path, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
-		t.Fatal(err)
+	return func(body string) *acctest.CLIRun {
+		return acctest.NewWorkspace(t, cli, rc, providerBlock+body).Start(t, "plan")
 	}
 }
 
@@ -140,16 +65,14 @@ data "clusterstorage_storage_benchmark" "test" {
 }
 `, dir, e.Node, e.NS))
 	// fio's job threads do I/O once its files exist.
-	run.waitFor(t, "fio to run on the node", 3*time.Minute, func() bool {
+	run.WaitFor(t, "fio to run on the node", 3*time.Minute, func() bool {
 		files, _ := filepath.Glob(filepath.Join(dir, ".clusterstorage-benchmark-*", "*"))
 		return len(files) >= 2 && len(fioProcesses(dir)) > 0
 	})
 	t.Logf("fio on the node before Ctrl-C: %v", fioProcesses(dir))
 	start := time.Now()
-	if err := run.cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	err := run.wait(t, 2*time.Minute)
+	run.Signal(t, syscall.SIGINT)
+	err := run.Wait(t, 2*time.Minute)
 	t.Logf("terraform exited %s after Ctrl-C: %v", time.Since(start).Round(10*time.Millisecond), err)
 	if left := fioProcesses(dir); len(left) > 0 {
 		t.Errorf("fio still runs on the node after the cancel: %v", left)
@@ -180,14 +103,12 @@ data "clusterstorage_storage_benchmark" "test" {
   }
 %s}
 `, class, e.NS, e.Node, benchtest.PodAttributes()))
-	run.waitFor(t, "fio to run in its pod", 3*time.Minute, func() bool {
+	run.WaitFor(t, "fio to run in its pod", 3*time.Minute, func() bool {
 		files, _ := filepath.Glob(filepath.Join(dir, ".clusterstorage-benchmark-*", "*"))
 		return len(files) > 0
 	})
-	if err := syscall.Kill(-run.cmd.Process.Pid, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	_ = run.wait(t, time.Minute) //nolint:errcheck // killed
+	run.Kill(t)
+	_ = run.Wait(t, time.Minute) //nolint:errcheck // killed
 
 	ctx := context.Background()
 	sel := metav1.ListOptions{LabelSelector: benchmark.LabelRun}
@@ -236,10 +157,10 @@ data "clusterstorage_storage_benchmark" "test" {
   size          = "16M"
 %s}
 `, class, e.NS, e.Node, benchtest.PodAttributes()))
-	if err := second.wait(t, 3*time.Minute); err != nil {
-		t.Fatalf("the second run failed: %v\n%s", err, second.out.String())
+	if err := second.Wait(t, 3*time.Minute); err != nil {
+		t.Fatalf("the second run failed: %v\n%s", err, second.Output())
 	}
-	out := second.out.String()
+	out := second.Output()
 	for _, want := range []string{"Removed what a killed benchmark left", "run " + id + ": pod clusterstorage-benchmark-" + id, "claim clusterstorage-benchmark-" + id} {
 		if !strings.Contains(strings.Join(strings.Fields(out), " "), want) {
 			t.Errorf("the second run does not say %q:\n%s", want, out)

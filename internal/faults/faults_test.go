@@ -70,11 +70,11 @@ func (wl workload) String() string {
 	case "backend":
 		return "storage_backend (OpenEBS fixture)"
 	case "bench":
-		return "storage_benchmark in a pod (" + benchRuntime + ")"
+		return "storage_benchmark in a pod (" + benchRuntime + " of fio)"
 	case "benchpath":
-		return "storage_benchmark of a node path over SSH (" + benchRuntime + ")"
+		return "storage_benchmark of a node path (" + benchRuntime + " of fio)"
 	case "capacity":
-		return "storage_capacity of a node path on every node"
+		return "storage_capacity of / on every node"
 	}
 	if wl.kind == "pv" && wl.second {
 		return fmt.Sprintf("%d local_pv on node 2", wl.n)
@@ -143,7 +143,7 @@ type faultCase struct {
 	fault, during string
 	workload      workload
 	phase         phase
-	inject        func(t *testing.T, e env, r *run)
+	inject        func(t *testing.T, e env, r *acctest.CLIRun)
 	// recover undoes the fault once the faulted command ended (before the next run).
 	recover func(t *testing.T, e env)
 	// ci: the row is in the subset `make test` runs; `make faults` runs every row.
@@ -151,15 +151,15 @@ type faultCase struct {
 }
 
 var (
-	restartAPIServer = func(t *testing.T, e env, _ *run) { e.cp.Restart(t, "kube-apiserver") }
-	stallEtcd        = func(t *testing.T, e env, _ *run) { e.cp.Stall(t, "etcd", 10*time.Second) }
-	cutSSH           = func(t *testing.T, e env, _ *run) {
+	restartAPIServer = func(t *testing.T, e env, _ *acctest.CLIRun) { e.cp.Restart(t, "kube-apiserver") }
+	stallEtcd        = func(t *testing.T, e env, _ *acctest.CLIRun) { e.cp.Stall(t, "etcd", 10*time.Second) }
+	cutSSH           = func(t *testing.T, e env, _ *acctest.CLIRun) {
 		if e.cp.DropSSH(t) == 0 {
 			t.Fatal("the provider held no SSH connection to cut")
 		}
 	}
-	killProvider = func(t *testing.T, _ env, r *run) { r.killProvider(t) }
-	powerOff     = func(t *testing.T, e env, _ *run) {
+	killProvider = func(t *testing.T, _ env, r *acctest.CLIRun) { r.KillProvider(t) }
+	powerOff     = func(t *testing.T, e env, _ *acctest.CLIRun) {
 		secondOff.Store(true)
 		t.Cleanup(func() { powerOn(t, e) }) // also when the test fails first
 		e.second.PowerOff(t)
@@ -194,6 +194,7 @@ var matrix = []faultCase{
 	{fault: "etcd stopped (SIGSTOP) for 10 s", workload: backendWorkload, inject: stallEtcd},
 	{fault: "provider SIGKILLed", workload: backendWorkload, inject: killProvider, recover: waitOutKilled},
 	{fault: "provider SIGKILLed", workload: backendWorkload, phase: update, inject: killProvider, recover: waitOutKilled},
+	{fault: "provider SIGKILLed", workload: backendWorkload, phase: destroy, inject: killProvider},
 	{fault: "kube-apiserver restarted", workload: benchWorkload, inject: restartAPIServer},
 	{fault: "etcd stopped (SIGSTOP) for 10 s", workload: benchWorkload, inject: stallEtcd},
 	{fault: "provider SIGKILLed", workload: benchWorkload, inject: killProvider},
@@ -232,8 +233,11 @@ func TestAccFaults_matrix(t *testing.T) {
 			e.repo, e.releases = acctest.StartChartRepo(t, acctest.ChartsDir()), newReleases(t)
 		}
 		c.during = c.phase.String() + " of " + c.workload.String()
-		if c.workload.reads() {
-			c.during = "read (apply) of " + c.workload.String()
+		switch {
+		case c.workload.reads():
+			c.during = "read of " + c.workload.String()
+		case c.workload.kind == "backend" && c.phase != destroy:
+			c.during = map[phase]string{create: "install", update: "upgrade"}[c.phase] + " of " + c.workload.String()
 		}
 		t.Run(c.fault+" during "+c.during, func(t *testing.T) { c.run(t, e) })
 	}
@@ -266,7 +270,7 @@ func (c faultCase) run(t *testing.T, e env) {
 	switch c.workload.kind {
 	case "backend":
 		struck = func() bool {
-			return e.releases.status(t, prefix) == "pending-"+map[phase]string{create: "install", update: "upgrade"}[c.phase]
+			return e.releases.status(t, prefix) == map[phase]string{create: "pending-install", update: "pending-upgrade", destroy: "uninstalling"}[c.phase]
 		}
 	case "capacity":
 		// The read takes about a second: the fault strikes as the apply starts.
@@ -297,34 +301,34 @@ func (c faultCase) run(t *testing.T, e env) {
 		}
 		data = vols.writeData(t, kept)
 	}
-	w := newWorkspace(t, e.cli, e.rc, config(1))
+	w := acctest.NewWorkspace(t, e.cli, e.rc, config(1))
 	if c.phase != create {
-		if out, err := w.exec(t, "apply", "-auto-approve"); err != nil {
+		if out, err := w.Exec(t, "apply", "-auto-approve"); err != nil {
 			t.Fatalf("the apply before the %s: %v\n%s", c.phase, err, out)
 		}
 	}
 	if c.phase == update {
-		w.write(t, config(2))
+		w.Write(t, config(2))
 	}
 
 	command := c.phase.command()
-	r := w.start(t, command, "-auto-approve")
+	r := w.Start(t, command, "-auto-approve")
 	if !waitUntil(r, struck) {
-		t.Fatalf("the %s ended before a quarter of it was done: the fault came too late (%v)\n%s", command, r.wait(t, time.Minute), r.output())
+		t.Fatalf("the %s ended before a quarter of it was done: the fault came too late (%v)\n%s", command, r.Wait(t, time.Minute), r.Output())
 	}
 	c.inject(t, e, r)
-	err := r.wait(t, 10*time.Minute)
+	err := r.Wait(t, 10*time.Minute)
 	if c.recover != nil {
 		c.recover(t, e)
 	}
 	res := row{Fault: c.fault, During: c.during, Apply: "succeeded"}
 	var why []string
 	if err != nil {
-		res.Apply = "failed: " + firstError(r.output())
-		t.Logf("the faulted %s, as the user sees it:\n%s", command, errorsPart(r.output()))
+		res.Apply = "failed: " + firstError(r.Output())
+		t.Logf("the faulted %s, as the user sees it:\n%s", command, errorsPart(r.Output()))
 		// An error must say what happened, not blame the provider (Terraform's words for a
 		// provider that contradicted its plan).
-		if strings.Contains(r.output(), "This is a bug in the provider") {
+		if strings.Contains(r.Output(), "This is a bug in the provider") {
 			why = append(why, "the faulted run reported a bug in the provider")
 		}
 	}
@@ -354,13 +358,13 @@ func (c faultCase) run(t *testing.T, e env) {
 // as the next plan refreshes it, records nothing the cluster lacks; the next run of the same command
 // converges (an apply leaves nothing to change); and a destroy then succeeds. It returns what
 // failed.
-func (c faultCase) convergeAgain(t *testing.T, w *workspace, res *row, observe func() objects) []string {
+func (c faultCase) convergeAgain(t *testing.T, w *acctest.Workspace, res *row, observe func() objects) []string {
 	t.Helper()
 	var why []string
-	if out, err := w.exec(t, "apply", "-refresh-only", "-auto-approve"); err != nil {
+	if out, err := w.Exec(t, "apply", "-refresh-only", "-auto-approve"); err != nil {
 		why = append(why, "refreshing the state failed: "+firstError(out))
 	}
-	state, cluster := w.stateObjects(t), observe()
+	state, cluster := stateObjects(t, w), observe()
 	if phantom := minus(state, cluster); len(phantom) > 0 {
 		why = append(why, fmt.Sprintf("the state records %d objects the cluster does not have (%s)", len(phantom), strings.Join(phantom[:min(3, len(phantom))], ", ")))
 	}
@@ -373,11 +377,11 @@ func (c faultCase) convergeAgain(t *testing.T, w *workspace, res *row, observe f
 		t.Logf("the cluster has %d objects the state does not record: %s", len(untracked), strings.Join(untracked, ", "))
 	}
 	command := c.phase.command()
-	if out, err := w.exec(t, command, "-auto-approve"); err != nil {
+	if out, err := w.Exec(t, command, "-auto-approve"); err != nil {
 		why = append(why, fmt.Sprintf("the next %s failed: %s", command, firstError(out)))
 		t.Logf("the next %s:\n%s", command, errorsPart(out))
 	} else if c.phase != destroy {
-		out, err := w.exec(t, "plan", "-detailed-exitcode")
+		out, err := w.Exec(t, "plan", "-detailed-exitcode")
 		if exit := (*exec.ExitError)(nil); errors.As(err, &exit) && exit.ExitCode() == 2 {
 			why = append(why, "a plan after the next apply still shows changes")
 			t.Logf("the plan:\n%s", errorsPart(out))
@@ -386,7 +390,7 @@ func (c faultCase) convergeAgain(t *testing.T, w *workspace, res *row, observe f
 		}
 	}
 	if c.phase != destroy {
-		if out, err := w.exec(t, "destroy", "-auto-approve"); err != nil {
+		if out, err := w.Exec(t, "destroy", "-auto-approve"); err != nil {
 			why = append(why, "the destroy afterwards failed: "+firstError(out))
 		}
 	}
@@ -396,13 +400,13 @@ func (c faultCase) convergeAgain(t *testing.T, w *workspace, res *row, observe f
 // readAgain checks what a faulted read of a data source left: what the faulted run left on the
 // cluster and the node is counted (untracked: the next run must remove it), and the next run must
 // succeed. It returns what failed.
-func (c faultCase) readAgain(t *testing.T, w *workspace, res *row, observe func() objects) []string {
+func (c faultCase) readAgain(t *testing.T, w *acctest.Workspace, res *row, observe func() objects) []string {
 	t.Helper()
 	if left := minus(observe(), nil); len(left) > 0 {
 		res.Untracked = len(left)
 		t.Logf("the faulted run left %d objects: %s", len(left), strings.Join(left, ", "))
 	}
-	if out, err := w.exec(t, "apply", "-auto-approve"); err != nil {
+	if out, err := w.Exec(t, "apply", "-auto-approve"); err != nil {
 		t.Logf("the next apply:\n%s", errorsPart(out))
 		return []string{"the next apply failed: " + firstError(out)}
 	}
@@ -425,13 +429,10 @@ func (c faultCase) quarterDone(found objects) bool {
 }
 
 // waitUntil polls struck until it holds; false when the command ended first.
-func waitUntil(r *run, struck func() bool) bool {
+func waitUntil(r *acctest.CLIRun, struck func() bool) bool {
 	for {
-		select {
-		case err := <-r.done:
-			r.done <- err
+		if r.Ended() {
 			return false
-		default:
 		}
 		if struck() {
 			return true

@@ -9,12 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -24,113 +22,6 @@ import (
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/acctest"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
 )
-
-// workspace is one Terraform working directory, driven through the CLI under test with the
-// provider built from this tree (dev_overrides), as a user runs it.
-type workspace struct {
-	cli, rc, dir string
-}
-
-func newWorkspace(t *testing.T, cli, rc, main string) *workspace {
-	t.Helper()
-	w := &workspace{cli: cli, rc: rc, dir: t.TempDir()}
-	w.write(t, main)
-	return w
-}
-
-// write makes main the workspace's configuration (after the required_providers block).
-func (w *workspace) write(t *testing.T, main string) {
-	t.Helper()
-	main = `terraform {
-  required_providers {
-    clusterstorage = { source = "clusterstorage/clusterstorage" }
-  }
-}
-` + main
-	if err := os.WriteFile(filepath.Join(w.dir, "main.tf"), []byte(main), 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// run is one CLI command running in its own process group.
-type run struct {
-	cmd  *exec.Cmd
-	out  acctest.SyncBuffer
-	done chan error
-}
-
-func (r *run) output() string { return r.out.String() }
-
-// start starts the CLI with args (-no-color added, and -input=false but to show); the test's cleanup kills
-// it and its provider if it still runs.
-func (w *workspace) start(t *testing.T, args ...string) *run {
-	t.Helper()
-	r := &run{done: make(chan error, 1)}
-	args = append(args, "-no-color")
-	if args[0] != "show" {
-		args = append(args, "-input=false")
-	}
-	r.cmd = exec.Command(w.cli, args...)
-	r.cmd.Dir = w.dir
-	r.cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+w.rc, "CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1")
-	r.cmd.Stdout, r.cmd.Stderr = &r.out, &r.out
-	r.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := r.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { r.done <- r.cmd.Wait() }()
-	t.Cleanup(func() {
-		select {
-		case <-r.done: //nolint:errcheck // the test has looked at it, or failed
-		default:
-			_ = syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL) //nolint:errcheck // the test already failed
-			<-r.done                                              //nolint:errcheck // killed
-		}
-	})
-	return r
-}
-
-// wait waits up to timeout for the command and returns its error (nil: exit status 0).
-func (r *run) wait(t *testing.T, timeout time.Duration) error {
-	t.Helper()
-	select {
-	case err := <-r.done:
-		r.done <- err
-		return err
-	case <-time.After(timeout):
-		t.Fatalf("%s did not end within %s\n%s", strings.Join(r.cmd.Args, " "), timeout, r.output())
-		return nil
-	}
-}
-
-// exec runs the CLI with args to its end: its output and error.
-func (w *workspace) exec(t *testing.T, args ...string) (string, error) {
-	t.Helper()
-	r := w.start(t, args...)
-	err := r.wait(t, 10*time.Minute)
-	return r.output(), err
-}
-
-// killProvider sends SIGKILL to the provider the command runs (not to the CLI, which reports
-// the loss and saves what it knows).
-func (r *run) killProvider(t *testing.T) {
-	t.Helper()
-	children, err := acctest.ChildrenOf(r.cmd.Process.Pid)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, pid := range children {
-		exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
-		if err != nil || !strings.HasPrefix(filepath.Base(exe), "terraform-provider-clusterstorage") {
-			continue
-		}
-		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-			t.Fatalf("killing the provider %d: %v", pid, err)
-		}
-		return
-	}
-	t.Fatalf("%s runs no provider\n%s", strings.Join(r.cmd.Args, " "), r.output())
-}
 
 // errorsPart is what a CLI printed from its first error on (its plan and progress left out).
 func errorsPart(out string) string {
@@ -155,9 +46,9 @@ func firstError(out string) string {
 type objects map[string]string
 
 // stateObjects returns the objects the workspace's state records.
-func (w *workspace) stateObjects(t *testing.T) objects {
+func stateObjects(t *testing.T, w *acctest.Workspace) objects {
 	t.Helper()
-	out, err := w.exec(t, "show", "-json")
+	out, err := w.Exec(t, "show", "-json")
 	if err != nil {
 		t.Fatalf("show -json: %v\n%s", err, out)
 	}
