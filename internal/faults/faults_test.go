@@ -25,11 +25,12 @@ type env struct {
 	releases releases
 }
 
-// workload is what the faulted command makes or removes: n local volumes on node 1 (their
-// directories made over SSH; the first five hold a user's data from before the apply), n
-// StorageClasses, or one storage backend (backend_test.go).
+// workload is what the faulted command makes, changes or removes: n local volumes on node 1
+// (their directories made over SSH; the first five hold a user's data from before the apply), n
+// StorageClasses, or one storage backend (backend_test.go); or the data source it reads: a
+// benchmark in a pod or of a node path (benchmark_test.go), the capacity of every node.
 type workload struct {
-	kind string // "pv", "class" or "backend"
+	kind string // "pv", "class", "backend", "bench", "benchpath" or "capacity"
 	n    int
 	// second puts the volumes on node 2, on its data disk.
 	second bool
