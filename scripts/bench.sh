@@ -93,7 +93,11 @@ resource "terraform_data" "bench" {
   input = "$prefix-\${count.index}"
 }
 TF
-runs=(ours floor)
+# sized is the floor with each object's state as large as ours' (terraform_data whose input is
+# padded; written once ours and the floor have applied): Terraform's own cost grows with the
+# state's size, so this is the CLI alone for a state the size of ours.
+mkdir -p "$work/sized"
+runs=(ours floor sized)
 if [[ -n "${BENCH_ANCHOR_MIRROR:-}" ]]; then
 	mkdir -p "$work/anchor"
 	cat >"$work/anchor/cli.tfrc" <<RC
@@ -165,12 +169,29 @@ cli() {
 	timed env TF_CLI_CONFIG_FILE="$rc" "$CLI" -chdir="$work/$run" "$@"
 }
 
+# write_sized writes the sized floor: 2*OBJECTS terraform_data whose input is padded so that the
+# state is as large as ours' (both states as measured after their first apply).
+write_sized() {
+	local pad
+	pad=$((($(cat "$work/ours.statesize") - $(cat "$work/floor.statesize")) / (2 * OBJECTS)))
+	((pad > 0)) || pad=0
+	cat >"$work/sized/main.tf" <<TF
+resource "terraform_data" "bench" {
+  count = $((2 * OBJECTS))
+  input = "$prefix-\${count.index}-$(head -c "$pad" /dev/zero | tr '\0' x)"
+}
+TF
+	echo "==> the sized floor: each terraform_data's input padded by $pad characters" >&2
+}
+
 # The rounds interleave the runs, so that load from elsewhere on the machine falls on all of them.
 for ((round = 1; round <= ROUNDS; round++)); do
 	for run in "${runs[@]}"; do
 		echo "==> objects round $round/$ROUNDS: $run" >&2
+		[[ $run == sized && ! -f $work/sized/main.tf ]] && write_sized
 		read -r s _ < <(cli "$run" apply -auto-approve -input=false)
 		echo "$s" >>"$work/$run.apply"
+		[[ -f $work/$run/terraform.tfstate ]] && stat -c %s "$work/$run/terraform.tfstate" >"$work/$run.statesize"
 		read -r s mb anon < <(cli "$run" plan -detailed-exitcode -input=false)
 		echo "$s" >>"$work/$run.plan"
 		echo "$mb" >>"$work/$run.rss"
