@@ -29,3 +29,12 @@ package volumemigration
 // next apply to finish the swap. The source volume is never deleted unless delete_source says
 // so. Copy pods carry AnnotationHeartbeat, renewed every 3 s; a run removes the copy pods in
 // its namespace whose heartbeat is older than 15 s (their provider is gone) before it starts.
+//
+// restore_on_destroy is the same Migrator with Spec.Volume set (RestoreSpec): the temporary
+// claim is bound by name to the kept source volume instead of being provisioned, so the phases,
+// records and resumption are the migration's, in the other direction. The source volume's
+// recorded reclaim policy is restored when the claim is back on it (restorePolicy, as for a new
+// volume); finishRestore then removes its mark, deletes the volume the claim left when a
+// provisioner made it (DeleteSource) and removes the record from the claim. Read keeps the
+// resource in state while a volume records a swap of its claim (the claim deleted, not made
+// again yet), so an interrupted destroy is finished by the next.

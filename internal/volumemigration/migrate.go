@@ -57,6 +57,10 @@ type Spec struct {
 	Image        string
 	PullPolicy   string
 	HostNetwork  bool
+	// Volume, when set, is the existing volume to move the claim onto in place of a new volume
+	// of StorageClass (then that volume's class): the restore of restore_on_destroy, onto the
+	// source volume a migration kept (RestoreSpec makes it).
+	Volume string
 }
 
 // Result is what a finished migration reports.
@@ -127,7 +131,7 @@ type typedClaims = interface {
 // does not exist), the progress recorded on it or on its new volume, the target class, the
 // workloads that mount the claim.
 func (m *Migrator) Observe(ctx context.Context) (planInput, error) {
-	in := planInput{Namespace: m.Spec.Namespace, ClaimName: m.Spec.Claim, StorageClass: m.Spec.StorageClass}
+	in := planInput{Namespace: m.Spec.Namespace, ClaimName: m.Spec.Claim, StorageClass: m.Spec.StorageClass, Volume: m.Spec.Volume}
 	claim, err := m.claims().Get(ctx, m.Spec.Claim, metav1.GetOptions{})
 	switch {
 	case kube.IsNotFound(err):
@@ -166,7 +170,7 @@ func (m *Migrator) Observe(ctx context.Context) (planInput, error) {
 		return in, fmt.Errorf("namespace %s: %w", m.Spec.Namespace, err)
 	}
 	in.Workloads = inv.Mounting(m.Spec.Namespace, m.Spec.Claim)
-	if in.Class != nil && in.Claim != nil && in.Progress.Phase == phaseNone {
+	if in.Class != nil && in.Claim != nil && in.Progress.Phase == phaseNone && in.Volume == "" {
 		if err := m.observeRoom(ctx, &in); err != nil {
 			return in, err
 		}
@@ -459,7 +463,7 @@ func (m *Migrator) swap(ctx context.Context, p progress) (progress, error) {
 		}
 		// Reserve the volume for the claim by name: without the old claim's UID the volume
 		// controller binds it to the claim made next.
-		if err := m.reserve(ctx, p.TargetVolume); err != nil {
+		if _, err := m.reserve(ctx, p.TargetVolume, m.Spec.Claim); err != nil {
 			return p, err
 		}
 		tmpl.Namespace, tmpl.Name = m.Spec.Namespace, m.Spec.Claim
@@ -551,6 +555,9 @@ func (m *Migrator) finish(ctx context.Context, p progress) (Result, error) {
 	if p.MigratedAt != nil {
 		r.MigratedAt = *p.MigratedAt
 	}
+	if m.Spec.Volume != "" {
+		return r, m.finishRestore(ctx, p)
+	}
 	if m.Spec.DeleteSource {
 		if err := DeleteSource(ctx, m.Client, p.SourceVolume, m.ref(), m.log); err != nil {
 			return r, err
@@ -625,6 +632,9 @@ func (m *Migrator) rollback(ctx context.Context, p progress) error {
 	return nil
 }
 
+// targetInfix is in the name of every temporary claim.
+const targetInfix = "-migrating-"
+
 // targetClaimName is the temporary claim's name: the claim's, shortened, and a hash of its UID.
 func targetClaimName(c *corev1.PersistentVolumeClaim) string {
 	sum := sha256.Sum256([]byte(string(c.UID)))
@@ -632,7 +642,7 @@ func targetClaimName(c *corev1.PersistentVolumeClaim) string {
 	if len(name) > 40 {
 		name = strings.TrimRight(name[:40], "-.")
 	}
-	return name + "-migrating-" + hex.EncodeToString(sum[:])[:8]
+	return name + targetInfix + hex.EncodeToString(sum[:])[:8]
 }
 
 // ensureTargetClaim creates the new claim on the target class unless it exists.
@@ -652,6 +662,14 @@ func (m *Migrator) ensureTargetClaim(ctx context.Context, source *corev1.Persist
 		size = *m.Spec.Size
 	}
 	class := m.Spec.StorageClass
+	if m.Spec.Volume != "" {
+		// A restore: the new claim is bound by name to the kept volume, reserved for it first.
+		pv, err := m.reserve(ctx, m.Spec.Volume, p.TargetClaim)
+		if err != nil {
+			return err
+		}
+		size = pv.Spec.Capacity[corev1.ResourceStorage]
+	}
 	fs := corev1.PersistentVolumeFilesystem
 	c := &corev1.PersistentVolumeClaim{
 		ObjectMeta: metav1.ObjectMeta{
@@ -664,6 +682,7 @@ func (m *Migrator) ensureTargetClaim(ctx context.Context, source *corev1.Persist
 			AccessModes:      source.Spec.AccessModes,
 			VolumeMode:       &fs,
 			Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: size}},
+			VolumeName:       m.Spec.Volume,
 		},
 	}
 	m.log("creating the new claim", map[string]any{"target_claim": p.TargetClaim, "storage_class": class, "size": size.String()})
@@ -717,26 +736,30 @@ func claimTemplate(source, target *corev1.PersistentVolumeClaim) (string, error)
 	return string(b), nil
 }
 
-// reserve points a volume's claimRef at the claim by namespace and name only, so the volume
-// controller binds it to the claim of that name made next (and to no other).
-func (m *Migrator) reserve(ctx context.Context, name string) error {
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+// reserve points a volume's claimRef at the claim named claim in the namespace, by name only,
+// so the volume controller binds it to the claim of that name made next (and to no other). It
+// returns the volume.
+func (m *Migrator) reserve(ctx context.Context, name, claim string) (*corev1.PersistentVolume, error) {
+	var out *corev1.PersistentVolume
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		pv, err := m.Client.CoreV1().PersistentVolumes().Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
-			return fmt.Errorf("reading the new volume %s: %w", name, err)
+			return fmt.Errorf("reading volume %s: %w", name, err)
 		}
-		if ref := pv.Spec.ClaimRef; ref != nil && ref.Namespace == m.Spec.Namespace && ref.Name == m.Spec.Claim {
-			return nil // reserved already, or bound to the claim made again
+		out = pv
+		if ref := pv.Spec.ClaimRef; ref != nil && ref.Namespace == m.Spec.Namespace && ref.Name == claim {
+			return nil // reserved already, or bound to that claim
 		}
-		pv.Spec.ClaimRef = &corev1.ObjectReference{APIVersion: "v1", Kind: "PersistentVolumeClaim", Namespace: m.Spec.Namespace, Name: m.Spec.Claim}
-		if _, err := m.Client.CoreV1().PersistentVolumes().Update(ctx, pv, metav1.UpdateOptions{}); err != nil {
+		pv.Spec.ClaimRef = &corev1.ObjectReference{APIVersion: "v1", Kind: "PersistentVolumeClaim", Namespace: m.Spec.Namespace, Name: claim}
+		if out, err = m.Client.CoreV1().PersistentVolumes().Update(ctx, pv, metav1.UpdateOptions{}); err != nil {
 			if apierrors.IsConflict(err) {
 				return err
 			}
-			return fmt.Errorf("reserving volume %s for claim %s: %w", name, m.ref(), err)
+			return fmt.Errorf("reserving volume %s for claim %s/%s: %w", name, m.Spec.Namespace, claim, err)
 		}
 		return nil
 	})
+	return out, err
 }
 
 // recordOnClaim writes the progress on the claim.

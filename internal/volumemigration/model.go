@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -85,18 +86,28 @@ func (v quantityValidator) ValidateString(ctx context.Context, req validator.Str
 	}
 }
 
-// mustBeFalse refuses true: for an attribute whose behaviour is not there yet.
-type mustBeFalse struct{}
+// restoreNeedsSource refuses restore_on_destroy = true with delete_source = true: the move back
+// needs the source volume that delete_source deletes.
+type restoreNeedsSource struct{}
 
-func (mustBeFalse) Description(context.Context) string { return "must be `false`" }
+func (restoreNeedsSource) Description(context.Context) string {
+	return "cannot be `true` with `delete_source = true`"
+}
 
-func (v mustBeFalse) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+func (v restoreNeedsSource) MarkdownDescription(ctx context.Context) string {
+	return v.Description(ctx)
+}
 
-func (mustBeFalse) ValidateBool(_ context.Context, req validator.BoolRequest, resp *validator.BoolResponse) {
-	if req.ConfigValue.ValueBool() {
-		resp.Diagnostics.AddAttributeError(req.Path, "Moving data back on destroy is not supported yet",
-			"restore_on_destroy = true would move the claim back to its source volume when the resource is destroyed; this provider does not do that yet. "+
-				"Leave it false, and migrate the claim again to its former class to move it back.")
+func (restoreNeedsSource) ValidateBool(ctx context.Context, req validator.BoolRequest, resp *validator.BoolResponse) {
+	if !req.ConfigValue.ValueBool() {
+		return
+	}
+	var deleteSource types.Bool
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("delete_source"), &deleteSource)...)
+	if deleteSource.ValueBool() {
+		resp.Diagnostics.AddAttributeError(req.Path, "restore_on_destroy needs the source volume",
+			"restore_on_destroy = true moves the claim back onto its source volume when the resource is destroyed, and delete_source = true deletes that volume. "+
+				"Choose one: keep the source (delete_source = false) to be able to move back, or delete it and destroy without moving data.")
 	}
 }
 

@@ -25,6 +25,9 @@ func (p problem) Error() string { return p.Summary + ": " + p.Detail }
 // planInput is what the checks read from the cluster.
 type planInput struct {
 	Namespace, ClaimName, StorageClass string
+	// Volume is the existing volume of a restore (Spec.Volume): its class need not exist, and
+	// no room is needed.
+	Volume string
 	// Claim is nil when the claim does not exist.
 	Claim *corev1.PersistentVolumeClaim
 	// Progress is the migration recorded on the claim (or, without a claim, on a volume).
@@ -67,7 +70,7 @@ func checkPlan(in planInput) []problem {
 				fmt.Sprintf("A migration of %s to StorageClass %q is recorded on it (phase %s, annotation %s): set storage_class = %q so the next apply finishes it, then migrate again.",
 					ref, in.Progress.StorageClass, in.Progress.Phase, AnnotationProgress, in.Progress.StorageClass)}}
 		}
-		if in.Class == nil {
+		if in.Class == nil && in.Volume == "" {
 			out = append(out, classMissing(in))
 		}
 		return out
@@ -85,7 +88,7 @@ func checkPlan(in planInput) []problem {
 		out = append(out, problem{"claim", "Claim " + ref + " is a block volume",
 			"Its volumeMode is Block: this resource copies files, so it moves filesystem volumes only. Copy a block volume with a tool that reads the device (dd), or with the backend's own cloning."})
 	}
-	if in.Class == nil {
+	if in.Class == nil && in.Volume == "" {
 		out = append(out, classMissing(in))
 	} else if volumes.ClassOf(c) == in.StorageClass {
 		out = append(out, problem{"storage_class", "Claim " + ref + " is already on StorageClass " + in.StorageClass,

@@ -85,9 +85,13 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 			"restore_on_destroy": schema.BoolAttribute{
 				Optional: true, Computed: true,
 				Default: booldefault.StaticBool(false),
-				MarkdownDescription: "Reserved: must stay `false` (default). Destroying the resource forgets the migration and moves no data back; " +
-					"to move a claim back, migrate it again to its former class.",
-				Validators: []validator.Bool{mustBeFalse{}},
+				MarkdownDescription: "Move the claim back onto its source volume when the resource is destroyed (default: `false`: destroying " +
+					"forgets the migration and moves no data). The move back is a migration the other way: the kept source volume is brought up to date " +
+					"while the workload runs (only what changed is copied), then the workload is stopped, the delta copied and verified, the claim made " +
+					"again on the source volume and the workload started. The volume the claim leaves is deleted when a provisioner made it for the " +
+					"migration (its reclaim policy decides about its data), and kept otherwise. Needs the source volume: refused with `delete_source = true`. " +
+					"Set it before the destroy, in an apply of its own (it changes in place).",
+				Validators: []validator.Bool{restoreNeedsSource{}},
 			},
 			"image": schema.StringAttribute{
 				Optional: true, Computed: true,
@@ -107,7 +111,7 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 				Default:             booldefault.StaticBool(false),
 				MarkdownDescription: "Run the copy pods in the node's network namespace (default: `false`). Only needed on clusters without a pod network.",
 			},
-			"timeouts": timeouts.Attributes(ctx, timeouts.Opts{Create: true, Update: true}),
+			"timeouts": timeouts.Attributes(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
 
 			"source_volume": schema.StringAttribute{
 				Computed:            true,

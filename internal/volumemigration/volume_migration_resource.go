@@ -32,6 +32,7 @@ var (
 const (
 	defaultCreateTimeout = 30 * time.Minute
 	defaultUpdateTimeout = 5 * time.Minute
+	defaultDeleteTimeout = 30 * time.Minute
 )
 
 // NewResource returns the clusterstorage_volume_migration resource.
@@ -144,6 +145,16 @@ func (r *Resource) Read(ctx context.Context, req resource.ReadRequest, resp *res
 	ns, name := state.Namespace.ValueString(), state.Claim.ValueString()
 	claim, err := client.CoreV1().PersistentVolumeClaims(ns).Get(ctx, name, metav1.GetOptions{})
 	if kube.IsNotFound(err) {
+		// Deleted by a swap that was interrupted (a destroy moving it back): a volume records
+		// the claim to make again, and the next destroy or apply makes it. Kept in state.
+		s, serr := state.spec()
+		if serr == nil {
+			if p, perr := r.migrator(client, s).volumeProgress(ctx); perr == nil && !p.Phase.beforeSwap() && p.Phase != phaseDone {
+				tflog.Warn(ctx, "the claim is gone in the middle of a swap; kept in state for the next run to make it again", map[string]any{"claim": ns + "/" + name, "volume": p.TargetVolume})
+				resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+				return
+			}
+		}
 		tflog.Info(ctx, "the migrated claim is gone; removing the migration from state", map[string]any{"claim": ns + "/" + name})
 		resp.State.RemoveResource(ctx)
 		return
@@ -202,10 +213,45 @@ func (r *Resource) Update(ctx context.Context, req resource.UpdateRequest, resp 
 }
 
 // Delete forgets the migration: the claim stays on its new volume, the kept source volume stays.
-func (r *Resource) Delete(ctx context.Context, req resource.DeleteRequest, _ *resource.DeleteResponse) {
+// With restore_on_destroy it first moves the claim back onto the source volume.
+func (r *Resource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	var state model
-	req.State.Get(ctx, &state) //nolint:errcheck // only for the log line
-	tflog.Info(ctx, "forgetting the migration; no data is moved", map[string]any{"id": state.ID.ValueString(), "source_volume": state.SourceVolume.ValueString()})
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if !state.RestoreOnDestroy.ValueBool() {
+		tflog.Info(ctx, "forgetting the migration; no data is moved", map[string]any{"id": state.ID.ValueString(), "source_volume": state.SourceVolume.ValueString()})
+		return
+	}
+	timeout, diags := state.Timeouts.Delete(ctx, defaultDeleteTimeout)
+	resp.Diagnostics.Append(diags...)
+	client := r.data.KubeClient(&resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	s, err := state.spec()
+	if err != nil {
+		resp.Diagnostics.AddError("Reading the migration's state failed", err.Error())
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	ref := s.Namespace + "/" + s.Claim
+	s, done, err := RestoreSpec(ctx, client, s, state.SourceVolume.ValueString())
+	if err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root("restore_on_destroy"), "Moving claim "+ref+" back failed", err.Error())
+		return
+	}
+	if done {
+		tflog.Info(ctx, "the claim is on its source volume already", map[string]any{"claim": ref, "volume": s.Volume})
+		return
+	}
+	m := r.migrator(client, s)
+	m.Log = func(msg string, fields map[string]any) { tflog.Info(ctx, "restore: "+msg, fields) }
+	if _, err := m.Run(ctx); err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root("restore_on_destroy"), "Moving claim "+ref+" back onto its source volume "+s.Volume+" failed", err.Error())
+	}
 }
 
 // ImportState imports a finished migration by `<namespace>/<claim>`.

@@ -21,6 +21,7 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	k8sresource "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/acctest"
@@ -229,10 +230,11 @@ func podSpec(claim string, script string) corev1.PodSpec {
 	}
 }
 
-// writer makes a Deployment of one replica that writes records to claim, and waits until it
-// has written some.
-func (f *fixture) writer(t *testing.T, name, claim, dir string) {
+// writer makes the Deployment "writer" of one replica that writes records to the claim "data"
+// (its volume's directory is dir), and waits until it has written some.
+func (f *fixture) writer(t *testing.T, dir string) {
 	t.Helper()
+	name, claim := "writer", "data"
 	one := int32(1)
 	labels := map[string]string{"app": name}
 	_, err := f.client.AppsV1().Deployments(f.ns).Create(context.Background(), &appsv1.Deployment{
@@ -343,7 +345,7 @@ func TestAccVolumeMigration_deployment(t *testing.T) {
 	dst := f.volume(t, acctest.RandomName("migration-dst"), f.target)
 	f.claim(t, "data", src)
 	f.claim(t, "scratch", bare)
-	f.writer(t, "writer", "data", src)
+	f.writer(t, src)
 	_, err := f.client.CoreV1().Pods(f.ns).Create(context.Background(), &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "debug", Namespace: f.ns}, Spec: podSpec("scratch", "sleep 3600"),
 	}, metav1.CreateOptions{})
@@ -526,6 +528,188 @@ func (f *fixture) checkMigrated(t *testing.T, src, dst, srcPV, dstPV string) err
 	return nil
 }
 
+// TestAccVolumeMigration_restoreOnDestroy: restore_on_destroy = true with delete_source = true is
+// refused at plan; a claim migrated with restore_on_destroy = true is moved back onto its source
+// volume by the destroy, while its Deployment writes: every record on the new volume at the stop
+// is on the source volume after it, the Deployment writes there again, the source volume has its
+// reclaim policy from before (Delete) and is no longer marked, the volume the claim left (a static
+// volume: no provisioner made it) is kept, marked, no temporary claim is left and no record on
+// the claim.
+func TestAccVolumeMigration_restoreOnDestroy(t *testing.T) {
+	f := newFixture(t)
+	src, dst := f.restoreFixture(t)
+	srcPV, dstPV := filepath.Base(src), filepath.Base(dst)
+	restore := func(config string) string {
+		return strings.Replace(config, "host_network      = true", "host_network      = true\n  restore_on_destroy = true", 1)
+	}
+	var atMigration int
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config:      restore(f.configDelete("data", f.target, true)),
+				PlanOnly:    true,
+				ExpectError: acctest.ErrorWords("restore_on_destroy = true moves the claim back onto its source volume when the resource is destroyed, and delete_source = true deletes that volume"),
+			},
+			{
+				Config: restore(f.config("data", f.target)),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue("clusterstorage_volume_migration.test", tfjsonpath.New("restore_on_destroy"), knownvalue.Bool(true)),
+				},
+				Check: func(*terraform.State) error {
+					if err := f.checkMigrated(t, src, dst, srcPV, dstPV); err != nil {
+						return err
+					}
+					b, err := os.ReadFile(filepath.Join(dst, "records"))
+					atMigration = bytes.Count(b, []byte("\n"))
+					return err
+				},
+			},
+		},
+		CheckDestroy: func(*terraform.State) error { return f.checkRestored(t, src, dst, srcPV, dstPV, atMigration) },
+	})
+}
+
+// TestAccVolumeMigration_restoreResumed: a destroy with restore_on_destroy stops as a killed
+// provider would in the middle of its swap (the claim deleted, not made again yet); the refresh
+// keeps the migration in state (the claim to make again is recorded on the source volume), and
+// the next destroy finishes the move back: nothing lost, as TestAccVolumeMigration_restoreOnDestroy
+// checks.
+func TestAccVolumeMigration_restoreResumed(t *testing.T) {
+	f := newFixture(t)
+	src, dst := f.restoreFixture(t)
+	srcPV, dstPV := filepath.Base(src), filepath.Base(dst)
+	config := strings.Replace(f.config("data", f.target), "host_network      = true", "host_network      = true\n  restore_on_destroy = true", 1)
+	var atMigration int
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config: config,
+				Check: func(*terraform.State) error {
+					b, err := os.ReadFile(filepath.Join(dst, "records"))
+					atMigration = bytes.Count(b, []byte("\n"))
+					return err
+				},
+			},
+			{
+				PreConfig: func() {
+					ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+					defer cancel()
+					s, done, err := volumemigration.RestoreSpec(ctx, f.client, volumemigration.Spec{
+						Namespace: f.ns, Claim: "data", Image: rsyncImage, PullPolicy: "Never", HostNetwork: true,
+					}, srcPV)
+					if err != nil || done {
+						t.Fatalf("RestoreSpec: done %t, %v", done, err)
+					}
+					m := &volumemigration.Migrator{Client: f.client, Spec: s, Log: func(msg string, fields map[string]any) { t.Logf("killed restore: %s %v", msg, fields) }}
+					if err := volumemigration.RunKilledAfterClaimDeleted(ctx, m); err != volumemigration.ErrKilled {
+						t.Fatalf("the killed restore returned %v", err)
+					}
+					if _, err := f.client.CoreV1().PersistentVolumeClaims(f.ns).Get(ctx, "data", metav1.GetOptions{}); !kube.IsNotFound(err) {
+						t.Fatalf("after the killed restore the claim is there (%v), want it deleted", err)
+					}
+				},
+				Config: config,
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue("clusterstorage_volume_migration.test", tfjsonpath.New("source_volume"), knownvalue.StringExact(srcPV)),
+				},
+			},
+		},
+		CheckDestroy: func(*terraform.State) error {
+			return f.checkRestored(t, src, dst, srcPV, dstPV, atMigration)
+		},
+	})
+}
+
+// restoreFixture makes the source and target volumes of a restore test (their directories), the
+// claim data on the source and its writer. The source volume's reclaim policy is Delete, which
+// the migration records and the restore must give back (a static volume Bound again is not
+// deleted by it; the cleanup deletes the objects).
+func (f *fixture) restoreFixture(t *testing.T) (src, dst string) {
+	t.Helper()
+	src = f.volume(t, acctest.RandomName("migration-src"), f.source)
+	dst = f.volume(t, acctest.RandomName("migration-dst"), f.target)
+	_, err := f.client.CoreV1().PersistentVolumes().Patch(context.Background(), filepath.Base(src), types.MergePatchType,
+		[]byte(`{"spec":{"persistentVolumeReclaimPolicy":"Delete"}}`), metav1.PatchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.claim(t, "data", src)
+	f.writer(t, src)
+	return src, dst
+}
+
+// checkRestored checks what a destroy with restore_on_destroy left: see
+// TestAccVolumeMigration_restoreOnDestroy. atMigration is the records the new volume held after
+// the migration: the Deployment wrote more on it before the destroy, all of which must be back.
+func (f *fixture) checkRestored(t *testing.T, src, dst, srcPV, dstPV string, atMigration int) error {
+	ctx := context.Background()
+	c, err := f.client.CoreV1().PersistentVolumeClaims(f.ns).Get(ctx, "data", metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	if c.Spec.VolumeName != srcPV || c.Status.Phase != corev1.ClaimBound || *c.Spec.StorageClassName != f.source {
+		return fmt.Errorf("claim: volume %q, phase %s, class %q; want %s, Bound, %s", c.Spec.VolumeName, c.Status.Phase, *c.Spec.StorageClassName, srcPV, f.source)
+	}
+	if c.Labels["app"] != "data" || c.Annotations["team"] != "storage" {
+		return fmt.Errorf("the claim lost its labels or annotations: %v %v", c.Labels, c.Annotations)
+	}
+	if v, ok := c.Annotations[volumemigration.AnnotationProgress]; ok {
+		return fmt.Errorf("the restore left its record on the claim: %s", v)
+	}
+	moved, err := os.ReadFile(filepath.Join(dst, "records"))
+	if err != nil {
+		return err
+	}
+	back, err := os.ReadFile(filepath.Join(src, "records"))
+	if err != nil {
+		return err
+	}
+	if n := bytes.Count(moved, []byte("\n")); n <= atMigration {
+		return fmt.Errorf("the new volume holds %d records, no more than right after the migration (%d): the test proves nothing", n, atMigration)
+	}
+	if !bytes.HasPrefix(back, moved) {
+		return fmt.Errorf("the source volume's records (%d bytes) do not begin with the %d bytes the new volume held at the stop", len(back), len(moved))
+	}
+	t.Logf("records moved back: %d (%d written after the migration)", bytes.Count(moved, []byte("\n")), bytes.Count(moved, []byte("\n"))-atMigration)
+	f.waitRecords(t, src, bytes.Count(moved, []byte("\n"))+10) // the writer runs again, on the source volume
+	pv, err := f.client.CoreV1().PersistentVolumes().Get(ctx, srcPV, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	if pv.Spec.PersistentVolumeReclaimPolicy != corev1.PersistentVolumeReclaimDelete {
+		return fmt.Errorf("the source volume's reclaim policy is %s, want Delete (its own, from before the migration)", pv.Spec.PersistentVolumeReclaimPolicy)
+	}
+	for _, a := range []string{volumemigration.AnnotationMigratedTo, volumemigration.AnnotationReclaimPolicy, volumemigration.AnnotationProgress} {
+		if v, ok := pv.Annotations[a]; ok {
+			return fmt.Errorf("the source volume still carries %s: %s", a, v)
+		}
+	}
+	left, err := f.client.CoreV1().PersistentVolumes().Get(ctx, dstPV, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("the static volume the claim left is gone: %w", err)
+	}
+	if left.Spec.PersistentVolumeReclaimPolicy != corev1.PersistentVolumeReclaimRetain || !strings.HasPrefix(left.Annotations[volumemigration.AnnotationMigratedTo], f.ns+"/data "+srcPV) {
+		return fmt.Errorf("the volume the claim left: policy %s, annotations %v", left.Spec.PersistentVolumeReclaimPolicy, left.Annotations)
+	}
+	claims, err := f.client.CoreV1().PersistentVolumeClaims(f.ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	if len(claims.Items) != 1 {
+		return fmt.Errorf("%d claims after the restore, want only the writer's", len(claims.Items))
+	}
+	d, err := f.client.AppsV1().Deployments(f.ns).Get(ctx, "writer", metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	if *d.Spec.Replicas != 1 || d.Status.ReadyReplicas != 1 {
+		return fmt.Errorf("the writer asks for %d replicas and has %d Ready, want 1 and 1", *d.Spec.Replicas, d.Status.ReadyReplicas)
+	}
+	return nil
+}
+
 // TestAccVolumeMigration_resumeAfterScaleDown: a run stops as a killed provider would, right
 // after it scaled the Deployment down and recorded that on the claim (its first copy done, the
 // new claim made); the next apply resumes from the record: it copies the delta, verifies, swaps
@@ -549,7 +733,7 @@ func testResume(t *testing.T, kill func(context.Context, *volumemigration.Migrat
 	src := f.volume(t, acctest.RandomName("migration-src"), f.source)
 	dst := f.volume(t, acctest.RandomName("migration-dst"), f.target)
 	f.claim(t, "data", src)
-	f.writer(t, "writer", "data", src)
+	f.writer(t, src)
 	name := "clusterstorage_volume_migration.test"
 
 	resource.Test(t, resource.TestCase{
@@ -602,7 +786,7 @@ func TestAccVolumeMigration_rollback(t *testing.T) {
 	src := f.volumeWith(t, acctest.RandomName("migration-src"), f.source, corev1.ReadWriteOncePod)
 	f.volumeWith(t, acctest.RandomName("migration-dst"), f.target, corev1.ReadWriteOncePod)
 	f.claimWith(t, "data", src, corev1.ReadWriteOncePod)
-	f.writer(t, "writer", "data", src)
+	f.writer(t, src)
 	config := strings.Replace(f.config("data", f.target), rsyncImage, "localhost/clusterstorage/no-such-image:1", 1)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
