@@ -1,6 +1,7 @@
 package volumemigration
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
 	"fmt"
@@ -118,14 +119,68 @@ func (m *Migrator) runCopy(ctx context.Context, mode, targetClaim, node string) 
 	stop := m.heartbeat(ctx, name)
 	defer stop()
 
+	// The script's log is followed from its start: its last line (the exit status) tells the
+	// result a second or two before the kubelet reports the pod finished. Without that line
+	// (the stream was cut), the pod's end is waited for and its whole log read.
+	if pod, err = m.waitPod(ctx, name, pod, "start", started); err != nil {
+		return copyOutput{}, m.explain(ctx, err, name, targetClaim)
+	}
+	raw, whole := m.followLog(ctx, name, marker)
+	if !whole {
+		if pod, err = m.waitPod(ctx, name, pod, "finish", kube.PodFinished); err != nil {
+			return copyOutput{}, m.explain(ctx, err, name, targetClaim)
+		}
+		limit := maxLogBytes
+		b, err := pods.GetLogs(name, &corev1.PodLogOptions{LimitBytes: &limit}).DoRaw(ctx)
+		if err != nil {
+			return copyOutput{}, fmt.Errorf("reading the log of copy pod %s/%s: %w", m.Spec.Namespace, name, err)
+		}
+		raw = string(b)
+	}
+	out, err := parseCopyOutput(raw, marker)
+	if err != nil {
+		return out, err
+	}
+	fields := map[string]any{"pod": name, "mode": mode, "phase": string(pod.Status.Phase), "files": out.Files, "bytes": out.Bytes, "node": pod.Spec.NodeName,
+		"copy_seconds": out.CopySeconds, "verify_seconds": out.VerifySeconds}
+	for _, cs := range pod.Status.ContainerStatuses {
+		// Where the time went: from the pod's creation to its container's start (whole seconds).
+		if r := cs.State.Running; r != nil {
+			fields["start_seconds"] = r.StartedAt.Sub(pod.CreationTimestamp.Time).Seconds()
+		} else if t := cs.State.Terminated; t != nil {
+			fields["start_seconds"] = t.StartedAt.Sub(pod.CreationTimestamp.Time).Seconds()
+		}
+	}
+	m.log("copy pod finished", fields)
+	switch {
+	case !out.Ended:
+		return out, fmt.Errorf("copy pod %s/%s ended (%s) before its script did: %s", m.Spec.Namespace, name, pod.Status.Phase, lastLines(raw, 20))
+	case out.Exit != 0:
+		return out, fmt.Errorf("the copy failed: rsync exited with status %d in pod %s/%s: %s", out.Exit, m.Spec.Namespace, name, lastLines(raw, 20))
+	case mode == modeFinal && !out.Verified:
+		return out, fmt.Errorf("copy pod %s/%s did not verify the copy", m.Spec.Namespace, name)
+	case len(out.Differs) > 0:
+		return out, fmt.Errorf("verifying the copy failed: %d entries differ from the source after the copy (rsync --checksum): %s", len(out.Differs), strings.Join(firstN(out.Differs, 20), "; "))
+	}
+	return out, nil
+}
+
+// started reports whether a pod's container runs or ran: its log can be read.
+func started(p *corev1.Pod) bool {
+	return p.Status.Phase == corev1.PodRunning || kube.PodFinished(p)
+}
+
+// waitPod waits until the copy pod is as until wants (what names it for errors), failing on a
+// container that cannot start and on a pod that stays unschedulable for unschedulableFor.
+func (m *Migrator) waitPod(ctx context.Context, name string, pod *corev1.Pod, what string, until func(*corev1.Pod) bool) (*corev1.Pod, error) {
 	var unschedulableSince time.Time
-	pod, err = kube.WaitFor(ctx, pods, name, pod,
-		kube.Wait{What: "copy pod " + m.Spec.Namespace + "/" + name + " to finish", Timeout: time.Until(deadline(ctx)), Recheck: 2 * time.Second},
+	return kube.WaitFor(ctx, m.Client.CoreV1().Pods(m.Spec.Namespace), name, pod,
+		kube.Wait{What: "copy pod " + m.Spec.Namespace + "/" + name + " to " + what, Timeout: time.Until(deadline(ctx)), Recheck: 2 * time.Second},
 		func(p *corev1.Pod) (bool, string, error) {
 			if p == nil {
 				return false, "", fmt.Errorf("copy pod %s/%s was deleted while it ran", m.Spec.Namespace, name)
 			}
-			if kube.PodFinished(p) {
+			if until(p) {
 				return true, "", nil
 			}
 			for _, cs := range p.Status.ContainerStatuses {
@@ -151,30 +206,31 @@ func (m *Migrator) runCopy(ctx context.Context, mode, targetClaim, node string) 
 			unschedulableSince = time.Time{}
 			return false, "phase " + string(p.Status.Phase), nil
 		})
-	if err != nil {
-		return copyOutput{}, m.explain(ctx, err, name, targetClaim)
-	}
+}
+
+// followLog reads a copy pod's log as it is written, until the script's last line (marker's
+// exit status). whole is false when the stream ended or failed before that line (the connection
+// was lost, the container was killed, the log outgrew maxLogBytes).
+func (m *Migrator) followLog(ctx context.Context, name, marker string) (log string, whole bool) {
 	limit := maxLogBytes
-	raw, err := pods.GetLogs(name, &corev1.PodLogOptions{LimitBytes: &limit}).DoRaw(ctx)
+	stream, err := m.Client.CoreV1().Pods(m.Spec.Namespace).GetLogs(name, &corev1.PodLogOptions{Follow: true, LimitBytes: &limit}).Stream(ctx)
 	if err != nil {
-		return copyOutput{}, fmt.Errorf("reading the log of copy pod %s/%s: %w", m.Spec.Namespace, name, err)
+		m.log("following the copy pod's log failed; waiting for the pod to finish", map[string]any{"pod": name, "error": err.Error()})
+		return "", false
 	}
-	out, err := parseCopyOutput(string(raw), marker)
-	if err != nil {
-		return out, err
+	defer stream.Close() //nolint:errcheck // read only; closing ends the request
+	var b strings.Builder
+	sc := bufio.NewScanner(stream)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	last := marker + " exit "
+	for sc.Scan() {
+		b.WriteString(sc.Text())
+		b.WriteByte('\n')
+		if strings.HasPrefix(sc.Text(), last) {
+			return b.String(), true
+		}
 	}
-	m.log("copy pod finished", map[string]any{"pod": name, "mode": mode, "phase": string(pod.Status.Phase), "files": out.Files, "bytes": out.Bytes, "node": pod.Spec.NodeName})
-	switch {
-	case !out.Ended:
-		return out, fmt.Errorf("copy pod %s/%s ended (%s) before its script did: %s", m.Spec.Namespace, name, pod.Status.Phase, lastLines(string(raw), 20))
-	case out.Exit != 0:
-		return out, fmt.Errorf("the copy failed: rsync exited with status %d in pod %s/%s: %s", out.Exit, m.Spec.Namespace, name, lastLines(string(raw), 20))
-	case mode == modeFinal && !out.Verified:
-		return out, fmt.Errorf("copy pod %s/%s did not verify the copy", m.Spec.Namespace, name)
-	case len(out.Differs) > 0:
-		return out, fmt.Errorf("verifying the copy failed: %d entries differ from the source after the copy (rsync --checksum): %s", len(out.Differs), strings.Join(firstN(out.Differs, 20), "; "))
-	}
-	return out, nil
+	return b.String(), false
 }
 
 // explain adds the events of the copy pod and of the new claim to an error.

@@ -1,12 +1,18 @@
 package volumemigration
 
 import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 )
 
 func TestCopyPod(t *testing.T) {
@@ -69,5 +75,48 @@ func TestStale(t *testing.T) {
 	}
 	if stale(meta("garbage"), now) || stale(metav1.ObjectMeta{}, now) {
 		t.Error("an unreadable or missing heartbeat counts as stale")
+	}
+}
+
+// TestFollowLog: the copy pod's log is read as the API server streams it; the reading ends at
+// the script's exit line although the stream stays open (the kubelet has not noticed the end
+// yet), and a stream that ends before that line is reported as cut, with what it held.
+func TestFollowLog(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("follow") != "true" {
+			http.Error(w, "not followed", http.StatusBadRequest)
+			return
+		}
+		switch r.URL.Path {
+		case "/api/v1/namespaces/app/pods/ends/log":
+			_, _ = fmt.Fprint(w, "MK stats\nNumber of regular files transferred: 2\nMK exit 0\n")
+			http.NewResponseController(w).Flush() //nolint:errcheck // the client's read fails the test instead
+			<-release                             // open until the test ends
+		case "/api/v1/namespaces/app/pods/cut/log":
+			_, _ = fmt.Fprint(w, "MK stats\nNumber of regular files transferred: 2\n")
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	defer close(release) // before srv.Close, which waits for the handler
+	client, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &Migrator{Client: client, Spec: Spec{Namespace: "app", Claim: "data"}}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	log, whole := m.followLog(ctx, "ends", "MK")
+	if !whole || !strings.HasSuffix(log, "MK exit 0\n") || ctx.Err() != nil {
+		t.Errorf("ends: whole %t, log %q, context %v", whole, log, ctx.Err())
+	}
+	log, whole = m.followLog(ctx, "cut", "MK")
+	if whole || !strings.Contains(log, "files transferred: 2") {
+		t.Errorf("cut: whole %t, log %q", whole, log)
+	}
+	if _, whole = m.followLog(ctx, "gone", "MK"); whole {
+		t.Error("a pod without a log was read whole")
 	}
 }

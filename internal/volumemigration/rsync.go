@@ -28,6 +28,9 @@ type copyOutput struct {
 	Differs []string
 	// Verified is set when a verification ran.
 	Verified bool
+	// CopySeconds and VerifySeconds are what the rsync passes and the verifications took in
+	// the pod (0 when its date cannot tell fractions of a second).
+	CopySeconds, VerifySeconds float64
 	// Exit is the script's exit status; Ended is false when its last line never came.
 	Exit  int
 	Ended bool
@@ -49,6 +52,14 @@ func parseCopyOutput(log, marker string) (copyOutput, error) {
 				section = "verify"
 				out.Verified = true
 				out.Differs = nil
+			case strings.HasPrefix(rest, "took "):
+				if ms, err := strconv.ParseInt(strings.TrimPrefix(rest, "took "), 10, 64); err == nil {
+					if section == "verify" {
+						out.VerifySeconds += float64(ms) / 1000
+					} else {
+						out.CopySeconds += float64(ms) / 1000
+					}
+				}
 			case strings.HasPrefix(rest, "differs "):
 				out.Differs = append(out.Differs, strings.TrimPrefix(rest, "differs "))
 			case strings.HasPrefix(rest, "exit "):

@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -17,19 +18,23 @@ Number of regular files transferred: 1,234
 Total file size: 3,895 bytes
 Total transferred file size: 12,345,678 bytes
 rsync: some warning on stderr
+` + mk + ` took 1500
 ` + mk + ` verify
 ` + mk + ` differs >fc........ d/x
+` + mk + ` took 250
 ` + mk + ` stats
 Number of regular files transferred: 1
 Total transferred file size: 2 bytes
+` + mk + ` took 20
 ` + mk + ` verify
+` + mk + ` took 230
 ` + mk + ` exit 0
 `
 	got, err := parseCopyOutput(log, mk)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := copyOutput{Files: 1235, Bytes: 12345680, Verified: true, Ended: true}
+	want := copyOutput{Files: 1235, Bytes: 12345680, Verified: true, Ended: true, CopySeconds: 1.52, VerifySeconds: 0.48}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %+v, want %+v", got, want)
 	}
@@ -92,6 +97,7 @@ func TestCopyScript(t *testing.T) {
 	must(t, os.MkdirAll(filepath.Join(src, "d"), 0o755))
 	must(t, os.WriteFile(filepath.Join(src, "d", "a"), []byte("aaaa"), 0o640))
 	must(t, os.WriteFile(filepath.Join(src, "b"), make([]byte, 10000), 0o600))
+	var raw string
 	run := func(mode string) copyOutput {
 		t.Helper()
 		cmd := exec.Command("sh", "-c", copyScript, "copy.sh", mode, "MK")
@@ -100,7 +106,8 @@ func TestCopyScript(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v\n%s", mode, err, out)
 		}
-		got, err := parseCopyOutput(string(out), "MK")
+		raw = string(out)
+		got, err := parseCopyOutput(raw, "MK")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -117,8 +124,47 @@ func TestCopyScript(t *testing.T) {
 	if !got.Verified || len(got.Differs) != 0 || got.Files != 1 || got.Bytes != 4 {
 		t.Errorf("final: %+v", got)
 	}
+	// Each pass and verification is timed: copy, verify, the copy by content, verify.
+	if n := strings.Count(raw, "\nMK took "); n != 4 {
+		t.Errorf("%d passes timed, want 4:\n%s", n, raw)
+	}
 	if b, _ := os.ReadFile(filepath.Join(dst, "d", "a")); string(b) != "aaaa" {
 		t.Errorf("the changed file was not copied again: %q", b)
+	}
+	if !strings.HasPrefix(raw, "MK sparse -S\n") {
+		t.Errorf("the final pass does not keep sparse files sparse:\n%s", raw)
+	}
+}
+
+// TestCopyScript_sparse: the first copy keeps sparse files sparse (rsync -S) when the source
+// has one, and skips -S, which reads every block for zeros, when it has none.
+func TestCopyScript_sparse(t *testing.T) {
+	if _, err := exec.LookPath("rsync"); err != nil {
+		t.Skip("rsync is not installed (TestCopyScript fails in CI for it)")
+	}
+	run := func(src string) string {
+		t.Helper()
+		cmd := exec.Command("sh", "-c", copyScript, "copy.sh", modeCopy, "MK")
+		cmd.Env = append(os.Environ(), "SOURCE="+src, "TARGET="+t.TempDir())
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		return string(out)
+	}
+	dense := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(dense, "a"), make([]byte, 100000), 0o600))
+	must(t, os.WriteFile(filepath.Join(dense, "tiny"), []byte("x"), 0o600))
+	if out := run(dense); !strings.Contains(out, "MK sparse no\n") {
+		t.Errorf("a source without sparse files:\n%s", out)
+	}
+	sparse := t.TempDir()
+	f, err := os.Create(filepath.Join(sparse, "disk.img"))
+	must(t, err)
+	must(t, f.Truncate(64<<20))
+	must(t, f.Close())
+	if out := run(sparse); !strings.Contains(out, "MK sparse -S\n") {
+		t.Errorf("a source with a sparse file:\n%s", out)
 	}
 }
 
