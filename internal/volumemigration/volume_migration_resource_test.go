@@ -885,6 +885,7 @@ resource "clusterstorage_volume_migration" "db" {
   image             = %q
   image_pull_policy = "Never"
   host_network      = true
+  restore_on_destroy = true
 }
 
 output "migrated" {
@@ -942,6 +943,64 @@ output "migrated" {
 			},
 			{Config: config, PlanOnly: true},
 		},
+		CheckDestroy: func(*terraform.State) error { return f.checkStatefulSetRestored(t) },
+	})
+}
+
+// checkStatefulSetRestored checks what the destroy of TestAccVolumeMigration_statefulSet's
+// migrations (restore_on_destroy, both at once, sharing the StatefulSet's stop) left: each claim
+// back on its source volume, which holds every record its migrated volume held at the stop; the
+// StatefulSet at 2 replicas, Ready, without the stop record.
+func (f *fixture) checkStatefulSetRestored(t *testing.T) error {
+	ctx := context.Background()
+	pvs, err := f.client.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	restored := 0
+	for _, left := range pvs.Items {
+		if left.Spec.StorageClassName != f.target {
+			continue
+		}
+		// The volume each claim left: "<namespace>/<claim> <source volume>".
+		to := strings.Fields(left.Annotations[volumemigration.AnnotationMigratedTo])
+		if len(to) != 2 {
+			return fmt.Errorf("volume %s: annotation %s is %q", left.Name, volumemigration.AnnotationMigratedTo, left.Annotations[volumemigration.AnnotationMigratedTo])
+		}
+		claim := strings.TrimPrefix(to[0], f.ns+"/")
+		c, err := f.client.CoreV1().PersistentVolumeClaims(f.ns).Get(ctx, claim, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if c.Spec.VolumeName != to[1] || c.Status.Phase != corev1.ClaimBound {
+			return fmt.Errorf("claim %s: volume %q (%s), want %s", claim, c.Spec.VolumeName, c.Status.Phase, to[1])
+		}
+		moved, err := os.ReadFile(filepath.Join(f.base, left.Name, "records"))
+		if err != nil {
+			return err
+		}
+		back, err := os.ReadFile(filepath.Join(f.base, to[1], "records"))
+		if err != nil {
+			return err
+		}
+		if len(moved) == 0 || !bytes.HasPrefix(back, moved) {
+			return fmt.Errorf("%s: the source volume's records (%d bytes) do not begin with the %d bytes of the volume it left", claim, len(back), len(moved))
+		}
+		t.Logf("%s: %d records moved back", claim, bytes.Count(moved, []byte("\n")))
+		restored++
+	}
+	if restored != 2 {
+		return fmt.Errorf("%d claims moved back, want 2", restored)
+	}
+	return kube.Poll(ctx, 250*time.Millisecond, time.Minute, "the StatefulSet to be Ready at 2", func(ctx context.Context) (bool, string, error) {
+		s, err := f.client.AppsV1().StatefulSets(f.ns).Get(ctx, "db", metav1.GetOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		if v, ok := s.Annotations[volumemigration.AnnotationStopped]; ok {
+			return false, "", fmt.Errorf("the StatefulSet still carries the stop record: %s", v)
+		}
+		return *s.Spec.Replicas == 2 && s.Status.ReadyReplicas == 2, fmt.Sprintf("%d replicas, %d Ready", *s.Spec.Replicas, s.Status.ReadyReplicas), nil
 	})
 }
 
