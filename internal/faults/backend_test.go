@@ -110,8 +110,8 @@ func (r releases) objects(t *testing.T, client kubeClient, ns string, found obje
 }
 
 // recoverMargin is how long past a killed operation's timeout the next apply still takes it for
-// running, and a little more (helm's recovery skew).
-const recoverMargin = 35 * time.Second
+// running (helm.RecoverSkew), and 5 s more.
+const recoverMargin = helm.RecoverSkew + 5*time.Second
 
 // remove uninstalls what a failed row left of the release and deletes its namespace.
 func (r releases) remove(t *testing.T, client kubeClient, ns string) {

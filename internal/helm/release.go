@@ -35,9 +35,9 @@ const (
 	RevisionLabel = "clusterstorage.io/revision"
 )
 
-// recoverSkew is added to a pending operation's timeout before Recover treats
+// RecoverSkew is added to a pending operation's timeout before Recover treats
 // it as abandoned (clock skew between machines, Helm's own cleanup).
-const recoverSkew = 30 * time.Second
+const RecoverSkew = 30 * time.Second
 
 // Release is what to install or upgrade.
 type Release struct {
@@ -416,7 +416,7 @@ func (c *Client) Recover(ctx context.Context, name, namespace string, timeout ti
 		bound = time.Duration(secs) * time.Second
 	}
 	started := last.Info.LastDeployed
-	if until := started.Add(bound + recoverSkew); time.Now().Before(until) {
+	if until := started.Add(bound + RecoverSkew); time.Now().Before(until) {
 		return "", &InProgressError{Name: name, Namespace: namespace, Status: stuck.String(), Revision: last.Version, Started: started, Until: until}
 	}
 	revisions, err := history(cfg, name)
