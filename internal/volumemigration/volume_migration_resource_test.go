@@ -478,21 +478,30 @@ data "clusterstorage_volumes" "test" {
 	})
 }
 
+// checkClaim checks that the claim data is bound to volume pv of class, with the labels and
+// annotations claimWith gave it, and returns it.
+func (f *fixture) checkClaim(ctx context.Context, pv, class string) (*corev1.PersistentVolumeClaim, error) {
+	c, err := f.client.CoreV1().PersistentVolumeClaims(f.ns).Get(ctx, "data", metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	if c.Spec.VolumeName != pv || c.Status.Phase != corev1.ClaimBound || *c.Spec.StorageClassName != class {
+		return nil, fmt.Errorf("claim: volume %q, phase %s, class %q; want %s, Bound, %s", c.Spec.VolumeName, c.Status.Phase, *c.Spec.StorageClassName, pv, class)
+	}
+	if c.Labels["app"] != "data" || c.Annotations["team"] != "storage" {
+		return nil, fmt.Errorf("the claim lost its labels or annotations: %v %v", c.Labels, c.Annotations)
+	}
+	return c, nil
+}
+
 // checkMigrated checks what a migration of claim data from the volume in src to the one in dst
 // left: the claim (same labels and annotations) bound to the new volume, every record of the
 // source at the start of the new volume's file, the writer running and writing there, the source
 // volume kept and marked.
 func (f *fixture) checkMigrated(t *testing.T, src, dst, srcPV, dstPV string) error {
 	ctx := context.Background()
-	c, err := f.client.CoreV1().PersistentVolumeClaims(f.ns).Get(ctx, "data", metav1.GetOptions{})
-	if err != nil {
+	if _, err := f.checkClaim(ctx, dstPV, f.target); err != nil {
 		return err
-	}
-	if c.Spec.VolumeName != dstPV || c.Status.Phase != corev1.ClaimBound || *c.Spec.StorageClassName != f.target {
-		return fmt.Errorf("claim: volume %q, phase %s, class %q; want %s, Bound, %s", c.Spec.VolumeName, c.Status.Phase, *c.Spec.StorageClassName, dstPV, f.target)
-	}
-	if c.Labels["app"] != "data" || c.Annotations["team"] != "storage" {
-		return fmt.Errorf("the claim lost its labels or annotations: %v %v", c.Labels, c.Annotations)
 	}
 	before, err := os.ReadFile(filepath.Join(src, "records"))
 	if err != nil {
@@ -645,15 +654,9 @@ func (f *fixture) restoreFixture(t *testing.T) (src, dst string) {
 // the migration: the Deployment wrote more on it before the destroy, all of which must be back.
 func (f *fixture) checkRestored(t *testing.T, src, dst, srcPV, dstPV string, atMigration int) error {
 	ctx := context.Background()
-	c, err := f.client.CoreV1().PersistentVolumeClaims(f.ns).Get(ctx, "data", metav1.GetOptions{})
+	c, err := f.checkClaim(ctx, srcPV, f.source)
 	if err != nil {
 		return err
-	}
-	if c.Spec.VolumeName != srcPV || c.Status.Phase != corev1.ClaimBound || *c.Spec.StorageClassName != f.source {
-		return fmt.Errorf("claim: volume %q, phase %s, class %q; want %s, Bound, %s", c.Spec.VolumeName, c.Status.Phase, *c.Spec.StorageClassName, srcPV, f.source)
-	}
-	if c.Labels["app"] != "data" || c.Annotations["team"] != "storage" {
-		return fmt.Errorf("the claim lost its labels or annotations: %v %v", c.Labels, c.Annotations)
 	}
 	if v, ok := c.Annotations[volumemigration.AnnotationProgress]; ok {
 		return fmt.Errorf("the restore left its record on the claim: %s", v)
