@@ -15,6 +15,7 @@ import (
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/capacity"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/helm"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/volumemigration"
 )
 
 // backendDrivers are the CSI drivers and external provisioners whose volumes a backend type
@@ -55,6 +56,9 @@ type guardedVolume struct {
 	Reclaim string
 	Claim   string // namespace/name, "" when none
 	Class   string
+	// MigratedTo is, for the source volume a clusterstorage_volume_migration kept, its
+	// record "<namespace>/<claim> <new volume>" (volumemigration.AnnotationMigratedTo).
+	MigratedTo string
 }
 
 func (v guardedVolume) String() string {
@@ -81,6 +85,10 @@ func (v guardedVolume) String() string {
 		class = "class " + v.Class
 	}
 	fmt.Fprintf(&b, ": %s, %s", claim, class)
+	if claim, to, ok := strings.Cut(v.MigratedTo, " "); ok {
+		fmt.Fprintf(&b, "; the source volume a clusterstorage_volume_migration of claim %s kept (the claim is on %s now): "+
+			"set delete_source = true on that migration to delete it", claim, to)
+	}
 	return b.String()
 }
 
@@ -223,7 +231,8 @@ func driverVolumes(ctx context.Context, client kubernetes.Interface, drivers []s
 		}
 		seen[pv.Name] = true
 		v := guardedVolume{Kind: "PersistentVolume", Name: pv.Name, Driver: driver, State: string(pv.Status.Phase),
-			Reclaim: string(pv.Spec.PersistentVolumeReclaimPolicy), Class: pv.Spec.StorageClassName}
+			Reclaim: string(pv.Spec.PersistentVolumeReclaimPolicy), Class: pv.Spec.StorageClassName,
+			MigratedTo: pv.Annotations[volumemigration.AnnotationMigratedTo]}
 		if ref := pv.Spec.ClaimRef; ref != nil {
 			if internal(ref.Namespace, ref.Name) {
 				continue

@@ -47,6 +47,12 @@ func TestGuardedVolumeString(t *testing.T) {
 	if got := v.String(); got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
+	v.MigratedTo = "apps/data pvc-2"
+	want += "; the source volume a clusterstorage_volume_migration of claim apps/data kept (the claim is on pvc-2 now): " +
+		"set delete_source = true on that migration to delete it"
+	if got := v.String(); got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
 	if got := (guardedVolume{Kind: "Longhorn volume", Name: "longhorn-system/vol", State: "detached"}).String(); got != "Longhorn volume longhorn-system/vol (detached): no claim, no class" {
 		t.Errorf("got %q", got)
 	}

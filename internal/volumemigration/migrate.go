@@ -569,8 +569,9 @@ func (m *Migrator) finish(ctx context.Context, p progress) (Result, error) {
 
 // DeleteSource removes the source volume a migration of claim (<namespace>/<name>) kept: its
 // reclaim policy before the migration is restored, so a volume that was Delete is removed by
-// its provisioner with its data; one that was Retain has its PersistentVolume object deleted and
-// its data left where it is, as Retain says. A volume already gone is deleted.
+// its provisioner with its data (waited for, until ctx's deadline); one that was Retain has its
+// PersistentVolume object deleted and its data left where it is, as Retain says. A volume already
+// gone is deleted.
 func DeleteSource(ctx context.Context, client kubernetes.Interface, pvName, claim string, log func(string, map[string]any)) error {
 	pv, err := client.CoreV1().PersistentVolumes().Get(ctx, pvName, metav1.GetOptions{})
 	if kube.IsNotFound(err) {
@@ -593,7 +594,21 @@ func DeleteSource(ctx context.Context, client kubernetes.Interface, pvName, clai
 		if err != nil && !kube.IsNotFound(err) {
 			return fmt.Errorf("restoring reclaim policy Delete on the source volume %s: %w", pvName, err)
 		}
-		return nil
+		// Waited for: a backend's destroy guard in the same apply (Longhorn removed once its
+		// volumes are gone) must not find it still there.
+		return kube.Poll(ctx, 500*time.Millisecond, time.Until(deadline(ctx)), "the provisioner to delete the source volume "+pvName,
+			func(ctx context.Context) (bool, string, error) {
+				pv, err := client.CoreV1().PersistentVolumes().Get(ctx, pvName, metav1.GetOptions{})
+				switch {
+				case kube.IsNotFound(err):
+					return true, "", nil
+				case err != nil:
+					return false, "", err
+				case pv.Status.Phase == corev1.VolumeFailed:
+					return false, "", fmt.Errorf("the source volume %s could not be deleted by its provisioner (phase Failed: %s); its claim is on the new volume, nothing else was changed", pvName, pv.Status.Message)
+				}
+				return false, "phase " + string(pv.Status.Phase), nil
+			})
 	}
 	log("deleting the source volume object (its reclaim policy was Retain: the data stays on the backend)", map[string]any{"volume": pvName})
 	if err := client.CoreV1().PersistentVolumes().Delete(ctx, pvName, metav1.DeleteOptions{}); err != nil && !kube.IsNotFound(err) {

@@ -2,11 +2,17 @@ package volumemigration
 
 import (
 	"context"
+	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
 )
 
 // TestFinishRestore: once the claim is back on its source volume, the volume it left is deleted
@@ -17,10 +23,9 @@ func TestFinishRestore(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
 		provisioned bool
-		wantPolicy  corev1.PersistentVolumeReclaimPolicy
 	}{
-		{name: "provisioned", provisioned: true, wantPolicy: corev1.PersistentVolumeReclaimDelete},
-		{name: "static", wantPolicy: corev1.PersistentVolumeReclaimRetain},
+		{name: "provisioned", provisioned: true},
+		{name: "static"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			left := &corev1.PersistentVolume{
@@ -37,17 +42,15 @@ func TestFinishRestore(t *testing.T) {
 				AnnotationProgress: `{"phase":"done"}`, "team": "storage",
 			}}}
 			client := fake.NewClientset(left, source, claim)
+			handedBack := provisioner(t, client, "")
 			m := &Migrator{Client: client, Spec: Spec{Namespace: "db", Claim: "data", Volume: "pvc-old"}}
 			ctx := context.Background()
 			if err := m.finishRestore(ctx, progress{Phase: phaseDone, SourceVolume: "pvc-new", TargetVolume: "pvc-old"}); err != nil {
 				t.Fatal(err)
 			}
-			got, err := client.CoreV1().PersistentVolumes().Get(ctx, "pvc-new", metav1.GetOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got.Spec.PersistentVolumeReclaimPolicy != tc.wantPolicy {
-				t.Errorf("the volume the claim left has policy %s, want %s", got.Spec.PersistentVolumeReclaimPolicy, tc.wantPolicy)
+			_, err := client.CoreV1().PersistentVolumes().Get(ctx, "pvc-new", metav1.GetOptions{})
+			if tc.provisioned != kube.IsNotFound(err) || tc.provisioned != handedBack() {
+				t.Errorf("the volume the claim left: handed to its provisioner %t, read back %v; want it handed back and deleted: %t", handedBack(), err, tc.provisioned)
 			}
 			back, err := client.CoreV1().PersistentVolumes().Get(ctx, "pvc-old", metav1.GetOptions{})
 			if err != nil {
@@ -62,6 +65,85 @@ func TestFinishRestore(t *testing.T) {
 			}
 			if _, ok := c.Annotations[AnnotationProgress]; ok || c.Annotations["team"] != "storage" {
 				t.Errorf("claim annotations after the restore: %v", c.Annotations)
+			}
+		})
+	}
+}
+
+// provisioner plays a volume's provisioner on the fake client: a volume whose reclaim policy is
+// patched to Delete is deleted, or, with failure set, left in phase Failed with that message, as
+// the PV controller leaves a volume its provisioner cannot delete. It reports whether it saw one.
+func provisioner(t *testing.T, client *fake.Clientset, failure string) (saw func() bool) {
+	t.Helper()
+	seen := make(chan struct{}, 1)
+	client.PrependReactor("patch", "persistentvolumes", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		patch := a.(k8stesting.PatchAction)
+		if !strings.Contains(string(patch.GetPatch()), `"persistentVolumeReclaimPolicy":"Delete"`) {
+			return false, nil, nil
+		}
+		select {
+		case seen <- struct{}{}:
+		default:
+		}
+		// The controller acts after the patch is stored.
+		go func() {
+			time.Sleep(20 * time.Millisecond)
+			ctx := context.Background()
+			if failure == "" {
+				_ = client.Tracker().Delete(pvResource, "", patch.GetName()) //nolint:errcheck // the test reads the outcome
+				return
+			}
+			pv, err := client.CoreV1().PersistentVolumes().Get(ctx, patch.GetName(), metav1.GetOptions{})
+			if err != nil {
+				return
+			}
+			pv.Status.Phase, pv.Status.Message = corev1.VolumeFailed, failure
+			_, _ = client.CoreV1().PersistentVolumes().UpdateStatus(ctx, pv, metav1.UpdateOptions{}) //nolint:errcheck // as above
+		}()
+		return false, nil, nil
+	})
+	return func() bool { return len(seen) == 1 }
+}
+
+var pvResource = corev1.SchemeGroupVersion.WithResource("persistentvolumes")
+
+// TestDeleteSource: a kept source volume whose policy was Delete is handed back to its
+// provisioner and waited for until it is gone (a backend's destroy guard later in the same apply
+// must not find it), or until the provisioner gives up (Failed: an error naming why); one whose
+// policy was Retain has only its object deleted, at once.
+func TestDeleteSource(t *testing.T) {
+	for _, tc := range []struct {
+		name, policy, failure, wantErr string
+	}{
+		{name: "delete", policy: "Delete"},
+		{name: "delete fails", policy: "Delete", failure: "error deleting volume: backend unreachable", wantErr: "could not be deleted by its provisioner (phase Failed: error deleting volume: backend unreachable)"},
+		{name: "retain", policy: "Retain"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pv := &corev1.PersistentVolume{
+				ObjectMeta: metav1.ObjectMeta{Name: "pvc-old", Annotations: map[string]string{
+					AnnotationMigratedTo: "db/data pvc-new", AnnotationReclaimPolicy: tc.policy, provisionedBy: "driver.longhorn.io",
+				}},
+				Spec:   corev1.PersistentVolumeSpec{PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain},
+				Status: corev1.PersistentVolumeStatus{Phase: corev1.VolumeReleased},
+			}
+			client := fake.NewClientset(pv)
+			handedBack := provisioner(t, client, tc.failure)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			err := DeleteSource(ctx, client, "pvc-old", "db/data", func(string, map[string]any) {})
+			switch {
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Fatalf("got %v, want an error saying %q", err, tc.wantErr)
+			case tc.wantErr == "" && err != nil:
+				t.Fatal(err)
+			}
+			if handedBack() != (tc.policy == "Delete") {
+				t.Errorf("handed back to its provisioner: %t, want %t", handedBack(), tc.policy == "Delete")
+			}
+			_, err = client.CoreV1().PersistentVolumes().Get(ctx, "pvc-old", metav1.GetOptions{})
+			if gone := kube.IsNotFound(err); gone != (tc.wantErr == "") {
+				t.Errorf("after DeleteSource the volume is gone: %t (%v)", gone, err)
 			}
 		})
 	}

@@ -79,7 +79,8 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 				Default: booldefault.StaticBool(false),
 				MarkdownDescription: "Delete the source volume once the claim has moved (default: `false`: it is kept with reclaim policy `Retain`, " +
 					"annotated `" + AnnotationMigratedTo + "`). Its reclaim policy from before the migration decides how: `Delete` has its " +
-					"provisioner remove it and its data; `Retain` deletes the PersistentVolume object and leaves the data on the backend. " +
+					"provisioner remove it and its data (the apply waits until it is gone, so a backend removed in the same apply finds " +
+					"it gone; a provisioner that cannot delete it fails the apply with its reason); `Retain` deletes the PersistentVolume object and leaves the data on the backend. " +
 					"Setting it to `true` later deletes the kept volume in an update.",
 			},
 			"restore_on_destroy": schema.BoolAttribute{
