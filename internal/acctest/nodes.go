@@ -305,6 +305,13 @@ func (n ClusterNode) MustRun(t testing.TB, script string, args ...string) string
 	return out
 }
 
+// ReadFile reads a file on the node, over its sshd (a ReadFunc).
+func (n ClusterNode) ReadFile(t testing.TB, path string) ([]byte, error) {
+	t.Helper()
+	out, err := n.Run(t, `cat "$1"`, path)
+	return []byte(out), err
+}
+
 // Exists reports whether path exists on the node.
 func (n ClusterNode) Exists(t testing.TB, path string) bool {
 	t.Helper()

@@ -18,5 +18,21 @@ func RunKilledAfterClaimDeleted(ctx context.Context, m *Migrator) error {
 	return err
 }
 
+// RunKilledAfterCopy runs a migration that stops as a killed provider would, once the copy made
+// while the workload runs is done and recorded, before the workload is stopped.
+func RunKilledAfterCopy(ctx context.Context, m *Migrator) error {
+	m.killAfterCopy = true
+	_, err := m.Run(ctx)
+	return err
+}
+
+// RunKilledBeforeStart runs a migration that stops as a killed provider would, once the claim
+// is made again and bound to the new volume, before the workload is started again.
+func RunKilledBeforeStart(ctx context.Context, m *Migrator) error {
+	m.killAt = phaseStarting
+	_, err := m.Run(ctx)
+	return err
+}
+
 // ErrKilled is what such a run returns.
 var ErrKilled = errKilled

@@ -90,8 +90,9 @@ type Migrator struct {
 	// that phase is recorded on the claim: no rollback, nothing cleaned up.
 	killAt phase
 	// killAfterDelete, in tests, stops the run the same way once the source claim is deleted,
-	// before it is made again.
-	killAfterDelete bool
+	// before it is made again; killAfterCopy once the copy made while the workload runs is done
+	// and the owners to stop are recorded, before any is stopped.
+	killAfterDelete, killAfterCopy bool
 }
 
 // errKilled is what a run stopped by killAt returns.
@@ -365,6 +366,9 @@ func (m *Migrator) beforeSwap(ctx context.Context, claim *corev1.PersistentVolum
 		// Recorded before anything is scaled: a run killed while scaling knows what to restore.
 		if err = m.recordOnClaim(ctx, p); err != nil {
 			return p, err
+		}
+		if m.killAfterCopy {
+			return p, errKilled
 		}
 	}
 	if p.Phase == phaseCopying {
