@@ -33,6 +33,35 @@ func NewWorkspace(t testing.TB, cli, rc, main string) *Workspace {
 	return w
 }
 
+// ExampleWorkspace makes a working directory holding the .tf files of the example directory
+// examples/<name> (which declares its own required_providers), and, when override is not "",
+// override.tf: what a test changes for the local cluster (chart repositories, images), merged
+// into the example's blocks as Terraform's override files are.
+func ExampleWorkspace(t testing.TB, cli, rc, name, override string) *Workspace {
+	t.Helper()
+	w := &Workspace{cli: cli, rc: rc, Dir: t.TempDir()}
+	src := filepath.Join(RepoRoot(), "examples", name)
+	files, err := filepath.Glob(filepath.Join(src, "*.tf"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("example %s: no .tf files (%v)", src, err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(w.Dir, filepath.Base(f)), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if override != "" {
+		if err := os.WriteFile(filepath.Join(w.Dir, "override.tf"), []byte(override), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return w
+}
+
 // Write makes main the workspace's configuration (after the required_providers block).
 func (w *Workspace) Write(t testing.TB, main string) {
 	t.Helper()
