@@ -198,7 +198,7 @@ func (m *Migrator) waitPod(ctx context.Context, name string, pod *corev1.Pod, wh
 					}
 					if time.Since(unschedulableSince) > unschedulableFor {
 						return false, "", fmt.Errorf("copy pod %s/%s cannot be scheduled: %s. The new volume must be on a node that can mount the source too; "+
-							"this resource does not copy between nodes over the network", m.Spec.Namespace, name, c.Message)
+							"this resource does not copy between nodes over the network", m.Spec.Namespace, name, strings.TrimSuffix(c.Message, "."))
 					}
 					return false, "unschedulable: " + c.Message, nil
 				}

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/rest"
 )
 
@@ -118,5 +119,41 @@ func TestFollowLog(t *testing.T) {
 	}
 	if _, whole = m.followLog(ctx, "gone", "MK"); whole {
 		t.Error("a pod without a log was read whole")
+	}
+}
+
+// TestWaitPod_unschedulable: a copy pod the scheduler cannot place (no node can mount both
+// volumes) fails the wait once it has been unschedulable for unschedulableFor, with the
+// scheduler's message; one waiting for its image fails at once with the kubelet's reason.
+func TestWaitPod_unschedulable(t *testing.T) {
+	defer func(d time.Duration) { unschedulableFor = d }(unschedulableFor)
+	unschedulableFor = 200 * time.Millisecond
+	const msg = "0/3 nodes are available: 1 node(s) had volume node affinity conflict, 2 node(s) didn't match Pod's node affinity/selector."
+	for _, tc := range []struct {
+		name   string
+		status corev1.PodStatus
+		want   string
+	}{
+		{name: "unschedulable", want: "copy pod app/copy cannot be scheduled: " + msg + " The new volume must be on a node that can mount the source too",
+			status: corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{
+				Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable, Message: msg}}}},
+		{name: "image", want: "the copy container cannot start: ErrImageNeverPull: Container image \"rsync:3\" is not present with pull policy of Never",
+			status: corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{Name: "copy", State: corev1.ContainerState{
+				Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImageNeverPull", Message: `Container image "rsync:3" is not present with pull policy of Never`}}}}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "copy", Namespace: "app"}, Status: tc.status}
+			m := &Migrator{Client: fake.NewClientset(pod), Spec: Spec{Namespace: "app"}}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			start := time.Now()
+			_, err := m.waitPod(ctx, "copy", nil, "start", started)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want an error saying %q", err, tc.want)
+			}
+			if took := time.Since(start); tc.name == "unschedulable" && took < unschedulableFor {
+				t.Errorf("gave up after %s, before the pod was unschedulable for %s", took, unschedulableFor)
+			}
+		})
 	}
 }
