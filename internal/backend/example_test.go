@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -123,6 +124,9 @@ resource "clusterstorage_volume_migration" "off_longhorn" {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if pv, err := f.client.CoreV1().PersistentVolumes().Get(ctx, newPV, metav1.GetOptions{}); err != nil || !pinnedTo(pv, n.Labels[volumes.HostnameLabel]) {
+		t.Fatalf("the new volume is not on node %s: %v %+v", node.Name, err, pv.Spec.NodeAffinity)
+	}
 	st, err := f.helm.Get("longhorn", f.ns)
 	if err != nil || st.Revision != 1 {
 		t.Fatalf("adopting Longhorn changed its release (revision %d, want 1): %v", revision(st), err)
@@ -174,6 +178,22 @@ resource "clusterstorage_volume_migration" "off_longhorn" {
 	if _, err := f.helm.Get("openebs", f.ns); !errors.Is(err, helm.ErrNotFound) {
 		t.Errorf("OpenEBS is still installed after destroy: %v", err)
 	}
+}
+
+// pinnedTo reports whether a volume's node affinity names the node whose hostname label is
+// hostname, as a local or hostpath volume's does.
+func pinnedTo(pv *corev1.PersistentVolume, hostname string) bool {
+	if pv.Spec.NodeAffinity == nil || pv.Spec.NodeAffinity.Required == nil {
+		return false
+	}
+	for _, term := range pv.Spec.NodeAffinity.Required.NodeSelectorTerms {
+		for _, e := range term.MatchExpressions {
+			if e.Key == volumes.HostnameLabel && e.Operator == corev1.NodeSelectorOpIn && slices.Equal(e.Values, []string{hostname}) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func revision(st *helm.Status) int {
