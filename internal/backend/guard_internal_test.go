@@ -91,3 +91,37 @@ func TestApplyFailure(t *testing.T) {
 		t.Errorf("longhorn uninstall: %q", got)
 	}
 }
+
+// TestWithoutUnsetDefaults: after an import of a release installed with the chart's defaults,
+// the typed settings render keys the release does not set; those at their default (the typed
+// setting's, else the chart's) are not drift, a value that differs from it is, and so is a key
+// the release sets.
+func TestWithoutUnsetDefaults(t *testing.T) {
+	keys := []valueKey{
+		{Setting: "default_class", Key: "persistence.defaultClass", Default: true},
+		{Setting: "default_replica_count", Key: "persistence.defaultClassReplicaCount", Default: 3},
+		{Setting: "default_replica_count", Key: "defaultSettings.defaultReplicaCount", AsString: true},
+		{Setting: "default_data_path", Key: "defaultSettings.defaultDataPath", AsString: true},
+	}
+	// The chart's defaults for these are null; the typed settings' defaults render them.
+	defaults := map[string]any{"defaultSettings": map[string]any{"defaultReplicaCount": "3", "defaultDataPath": "/var/lib/longhorn/"}}
+	want := map[string]any{
+		"persistence":     map[string]any{"defaultClass": false, "defaultClassReplicaCount": 3},
+		"defaultSettings": map[string]any{"defaultReplicaCount": "3", "defaultDataPath": "/var/lib/longhorn/"},
+	}
+	live := map[string]any{"persistence": map[string]any{"defaultClass": false}}
+	if got := withoutUnsetDefaults(want, live, defaults, keys); !sameValues(got, live) {
+		t.Errorf("defaults the release does not set are drift: %v", got)
+	}
+	if _, ok := want["defaultSettings"]; !ok {
+		t.Error("want itself was changed")
+	}
+	want["defaultSettings"].(map[string]any)["defaultDataPath"] = "/mnt/longhorn/"
+	if got := withoutUnsetDefaults(want, live, defaults, keys); sameValues(got, live) || valuesDiff(got, live) != "- defaultSettings" {
+		t.Errorf("a setting other than the default is drift: %v (%s)", got, valuesDiff(got, live))
+	}
+	live["persistence"].(map[string]any)["defaultClassReplicaCount"] = 2
+	if got := withoutUnsetDefaults(want, live, defaults, keys); sameValues(got, live) {
+		t.Errorf("a key the release sets to another value is drift: %v", got)
+	}
+}

@@ -288,6 +288,59 @@ func (e *contradictionError) Error() string {
 }
 
 // sameValues compares two values trees as Helm stores them (JSON), so 3 and 3.0 are equal.
+// withoutUnsetDefaults is want without the keys of the table (keys) that live (a release's
+// user-supplied values) does not set and that hold their default: what the typed settings render
+// at their defaults (defaults), else the chart's default. A release the helm CLI installed with
+// the chart's defaults is imported with every typed setting read back, and the values those
+// render are not drift: an upgrade to them would change nothing but the revision. Maps left
+// empty go too. want itself is not changed.
+func withoutUnsetDefaults(want, live, defaults map[string]any, keys []valueKey) map[string]any {
+	out, _ := jsonNormal(want).(map[string]any)
+	if out == nil {
+		return want
+	}
+	pruned := false
+	for _, k := range keys {
+		if k.Key == "" {
+			continue
+		}
+		def, ok := lookupPath(defaults, k.Key)
+		if !ok {
+			def = k.Default
+		}
+		if def == nil {
+			continue
+		}
+		if _, set := lookupPath(live, k.Key); set {
+			continue
+		}
+		if v, ok := lookupPath(out, k.Key); ok && fmt.Sprint(v) == fmt.Sprint(def) {
+			deletePath(out, strings.Split(k.Key, "."))
+			pruned = true
+		}
+	}
+	if !pruned {
+		return want
+	}
+	return out
+}
+
+// deletePath removes the value at path from values, and each map on the way that it leaves empty.
+func deletePath(values map[string]any, path []string) {
+	if len(path) == 1 {
+		delete(values, path[0])
+		return
+	}
+	next, ok := values[path[0]].(map[string]any)
+	if !ok {
+		return
+	}
+	deletePath(next, path[1:])
+	if len(next) == 0 {
+		delete(values, path[0])
+	}
+}
+
 func sameValues(a, b map[string]any) bool {
 	return reflect.DeepEqual(jsonNormal(a), jsonNormal(b))
 }

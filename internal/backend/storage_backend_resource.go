@@ -409,6 +409,14 @@ func valuesToCompare(ctx context.Context, private importmark.Getter, state model
 	if err != nil {
 		return nil, nil, err
 	}
+	if e, ok := engines[state.Type.ValueString()]; ok {
+		base := state // what the typed settings render at their defaults
+		base.Longhorn, base.OpenEBS = nil, nil
+		rng, rerr := e.rangeFor(st.ChartVersion)
+		if defaults, derr := base.spec().valuesFor(st.ChartVersion); rerr == nil && derr == nil {
+			want = withoutUnsetDefaults(want, st.Values, defaults, rng.Keys)
+		}
+	}
 	var names []string
 	if raw, diags := private.GetKey(ctx, privateWriteOnly); !diags.HasError() && len(raw) > 0 {
 		if err := json.Unmarshal(raw, &names); err != nil {
