@@ -15,8 +15,13 @@ resource "clusterstorage_storage_backend" "longhorn" {
   count = var.remove_longhorn ? 0 : 1
 
   type      = "longhorn"
-  version   = var.longhorn_version
   namespace = "longhorn-system"
+
+  # Adopted only to be removed: this configuration never upgrades or reconfigures it, whatever
+  # its version and values are.
+  lifecycle {
+    ignore_changes = all
+  }
 }
 
 # OpenEBS, hostpath engine only (Mayastor, LVM, ZFS and the log add-ons off).
@@ -48,8 +53,4 @@ resource "clusterstorage_volume_migration" "off_longhorn" {
   timeouts = {
     create = "2h"
   }
-
-  # A migration reads from Longhorn: removing Longhorn waits for the migrations to delete their
-  # kept sources first, and its guard then finds no volume left.
-  depends_on = [clusterstorage_storage_backend.longhorn]
 }

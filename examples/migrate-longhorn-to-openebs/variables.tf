@@ -4,11 +4,6 @@ variable "kubeconfig" {
   default     = "~/.kube/config"
 }
 
-variable "longhorn_version" {
-  description = "The Longhorn chart version installed now (`helm list -n longhorn-system`): adopting the release must not upgrade it."
-  type        = string
-}
-
 variable "longhorn_class" {
   description = "The Longhorn StorageClass whose claims move."
   type        = string
@@ -28,7 +23,7 @@ variable "delete_sources" {
 }
 
 variable "remove_longhorn" {
-  description = "Set to true (with delete_sources) to uninstall Longhorn. Its destroy guard refuses while Longhorn still serves any volume, kept sources included."
+  description = "Set to true, in an apply after the one that deleted the sources, to uninstall Longhorn. Its destroy guard refuses while Longhorn still serves any volume, kept sources included."
   type        = bool
   default     = false
 }

@@ -83,15 +83,17 @@ type CLIRun struct {
 	done chan error
 }
 
-// Start starts the CLI with args (-no-color added, and -input=false but to show); the test's
-// cleanup kills it, with its provider, if it still runs.
+// Start starts the CLI with args (-no-color added after the command, and -input=false but to
+// show); the test's cleanup kills it, with its provider, if it still runs.
 func (w *Workspace) Start(t testing.TB, args ...string) *CLIRun {
 	t.Helper()
 	r := &CLIRun{done: make(chan error, 1)}
-	args = append(args, "-no-color")
+	// Right after the command: import takes its options before its two arguments.
+	flags := []string{"-no-color"}
 	if args[0] != "show" {
-		args = append(args, "-input=false")
+		flags = append(flags, "-input=false")
 	}
+	args = append(append([]string{args[0]}, flags...), args[1:]...)
 	r.cmd = exec.Command(w.cli, args...)
 	r.cmd.Dir = w.Dir
 	r.cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+w.rc, "CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1")

@@ -29,7 +29,7 @@ import (
 // `apply` installs OpenEBS and moves the claim onto an OpenEBS hostpath volume (every record of
 // the source there, the Deployment running on it, the Longhorn volume kept); removing Longhorn
 // alone is refused by its destroy guard, which names the kept volume and the migration that
-// kept it; with delete_sources the migration deletes that volume first and Longhorn goes.
+// kept it; delete_sources has the migration delete that volume, and then Longhorn goes.
 //
 // All on node 2, so that the copy pod and the new volume (WaitForFirstConsumer) follow the
 // source volume to a node that is not the first. The Longhorn fixture cannot provision (no
@@ -73,8 +73,7 @@ func TestAccStorageBackend_migrateLonghornExample(t *testing.T) {
 	base := filepath.Join(dir, "openebs")
 	w := acctest.ExampleWorkspace(t, cli, rc, "migrate-longhorn-to-openebs", fmt.Sprintf(`
 resource "clusterstorage_storage_backend" "longhorn" {
-  repository = %[1]q
-  namespace  = %[2]q
+  namespace = %[2]q
 }
 
 resource "clusterstorage_storage_backend" "openebs" {
@@ -94,7 +93,7 @@ resource "clusterstorage_volume_migration" "off_longhorn" {
   host_network      = true
 }
 `, f.repo, f.ns, class, acctest.RsyncImage))
-	vars := fmt.Sprintf("kubeconfig = %q\nlonghorn_version = \"1.8.1\"\nhostpath_base_path = %q\n", acctest.Kubeconfig(), base)
+	vars := fmt.Sprintf("kubeconfig = %q\nhostpath_base_path = %q\n", acctest.Kubeconfig(), base)
 	if err := os.WriteFile(filepath.Join(w.Dir, "terraform.tfvars"), []byte(vars), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -146,14 +145,17 @@ resource "clusterstorage_volume_migration" "off_longhorn" {
 		t.Fatalf("after the refusal Longhorn is not installed as it was: %+v %v", st, err)
 	}
 
-	// 3b. With delete_sources the migration deletes the kept volume, then Longhorn goes.
-	run("apply", "-auto-approve", "-var", "remove_longhorn=true", "-var", "delete_sources=true")
+	// 3b. delete_sources: the migration deletes the kept volume.
+	run("apply", "-auto-approve", "-var", "delete_sources=true")
 	if _, err := f.client.CoreV1().PersistentVolumes().Get(ctx, srcPV, metav1.GetOptions{}); !kube.IsNotFound(err) {
 		t.Errorf("the kept Longhorn volume %s is still there: %v", srcPV, err)
 	}
 	if _, err := read(filepath.Join(src, "records")); err != nil {
 		t.Errorf("the data of a Retain volume must stay where it was: %v", err)
 	}
+
+	// 4. Then Longhorn goes.
+	run("apply", "-auto-approve", "-var", "delete_sources=true", "-var", "remove_longhorn=true")
 	if _, err := f.helm.Get("longhorn", f.ns); !errors.Is(err, helm.ErrNotFound) {
 		t.Errorf("Longhorn is still installed: %v", err)
 	}
