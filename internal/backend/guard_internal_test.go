@@ -105,22 +105,24 @@ func TestWithoutUnsetDefaults(t *testing.T) {
 	}
 	// The chart's defaults for these are null; the typed settings' defaults render them.
 	defaults := map[string]any{"defaultSettings": map[string]any{"defaultReplicaCount": "3", "defaultDataPath": "/var/lib/longhorn/"}}
+	settings := map[string]any{"defaultReplicaCount": "3", "defaultDataPath": "/var/lib/longhorn/"}
 	want := map[string]any{
 		"persistence":     map[string]any{"defaultClass": false, "defaultClassReplicaCount": 3},
-		"defaultSettings": map[string]any{"defaultReplicaCount": "3", "defaultDataPath": "/var/lib/longhorn/"},
+		"defaultSettings": settings,
 	}
-	live := map[string]any{"persistence": map[string]any{"defaultClass": false}}
+	persistence := map[string]any{"defaultClass": false}
+	live := map[string]any{"persistence": persistence}
 	if got := withoutUnsetDefaults(want, live, defaults, keys); !sameValues(got, live) {
 		t.Errorf("defaults the release does not set are drift: %v", got)
 	}
 	if _, ok := want["defaultSettings"]; !ok {
 		t.Error("want itself was changed")
 	}
-	want["defaultSettings"].(map[string]any)["defaultDataPath"] = "/mnt/longhorn/"
+	settings["defaultDataPath"] = "/mnt/longhorn/"
 	if got := withoutUnsetDefaults(want, live, defaults, keys); sameValues(got, live) || valuesDiff(got, live) != "- defaultSettings" {
 		t.Errorf("a setting other than the default is drift: %v (%s)", got, valuesDiff(got, live))
 	}
-	live["persistence"].(map[string]any)["defaultClassReplicaCount"] = 2
+	persistence["defaultClassReplicaCount"] = 2
 	if got := withoutUnsetDefaults(want, live, defaults, keys); sameValues(got, live) {
 		t.Errorf("a key the release sets to another value is drift: %v", got)
 	}

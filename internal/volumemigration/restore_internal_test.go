@@ -77,7 +77,10 @@ func provisioner(t *testing.T, client *fake.Clientset, failure string) (saw func
 	t.Helper()
 	seen := make(chan struct{}, 1)
 	client.PrependReactor("patch", "persistentvolumes", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		patch := a.(k8stesting.PatchAction)
+		patch, ok := a.(k8stesting.PatchAction)
+		if !ok {
+			return false, nil, nil
+		}
 		if !strings.Contains(string(patch.GetPatch()), `"persistentVolumeReclaimPolicy":"Delete"`) {
 			return false, nil, nil
 		}

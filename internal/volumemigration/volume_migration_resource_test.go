@@ -791,7 +791,7 @@ func TestAccVolumeMigration_verifyMismatch(t *testing.T) {
 			case <-stop:
 				return
 			case <-time.After(2 * time.Millisecond):
-				fmt.Fprintf(stray, "line %d\n", i)
+				_, _ = fmt.Fprintf(stray, "line %d\n", i)
 			}
 		}
 	}()
