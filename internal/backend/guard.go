@@ -15,7 +15,7 @@ import (
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/capacity"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/helm"
-	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/volumemigration"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/volumes"
 )
 
 // backendDrivers are the CSI drivers and external provisioners whose volumes a backend type
@@ -57,7 +57,7 @@ type guardedVolume struct {
 	Claim   string // namespace/name, "" when none
 	Class   string
 	// MigratedTo is, for the source volume a clusterstorage_volume_migration kept, its
-	// record "<namespace>/<claim> <new volume>" (volumemigration.AnnotationMigratedTo).
+	// record "<namespace>/<claim> <new volume>" (volumes.MigratedToAnnotation).
 	MigratedTo string
 }
 
@@ -232,7 +232,7 @@ func driverVolumes(ctx context.Context, client kubernetes.Interface, drivers []s
 		seen[pv.Name] = true
 		v := guardedVolume{Kind: "PersistentVolume", Name: pv.Name, Driver: driver, State: string(pv.Status.Phase),
 			Reclaim: string(pv.Spec.PersistentVolumeReclaimPolicy), Class: pv.Spec.StorageClassName,
-			MigratedTo: pv.Annotations[volumemigration.AnnotationMigratedTo]}
+			MigratedTo: pv.Annotations[volumes.MigratedToAnnotation]}
 		if ref := pv.Spec.ClaimRef; ref != nil {
 			if internal(ref.Namespace, ref.Name) {
 				continue

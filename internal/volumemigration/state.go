@@ -21,7 +21,7 @@ const (
 	AnnotationReclaimPolicy = "clusterstorage.io/migration-reclaim-policy"
 	// AnnotationMigratedTo, on the source volume once the claim moved, is the claim
 	// (<namespace>/<name>) and the volume it moved to.
-	AnnotationMigratedTo = "clusterstorage.io/migrated-to"
+	AnnotationMigratedTo = volumes.MigratedToAnnotation
 	// AnnotationHeartbeat is on the copy pods, renewed while the provider that made them waits
 	// for them, as clusterstorage.io/benchmark-heartbeat on the benchmark's pods: a copy pod whose
 	// heartbeat stopped was left by a provider that was killed, and is removed at once.

@@ -64,6 +64,11 @@ func ClassOf(c *corev1.PersistentVolumeClaim) string {
 // (JSON); SourceClass names the class the claim was moved off.
 const MigrationAnnotation = "clusterstorage.io/migration"
 
+// MigratedToAnnotation is where clusterstorage_volume_migration marks the source volume it kept
+// once the claim moved: "<namespace>/<claim> <new volume>" (the storage backend's destroy guard
+// names the migration from it).
+const MigratedToAnnotation = "clusterstorage.io/migrated-to"
+
 // MigratedFrom is the StorageClass a finished migration moved the claim off, "" when none.
 func MigratedFrom(c *corev1.PersistentVolumeClaim) string {
 	v, ok := c.Annotations[MigrationAnnotation]
