@@ -71,4 +71,8 @@
 //   - Keys below `mayastor.` were read from mayastor-extensions 2.6 and 2.7; 2.8 (OpenEBS 4.2)
 //     and 2.10 (4.4) are taken to keep them; 2.10's own loki/alloy subcharts are empty (the
 //     umbrella turns them off).
+//   - The Longhorn fixture provisions nothing: TestAccStorageBackend_migrateLonghornExample binds
+//     its claim of class `longhorn` to a static local volume (reclaim Retain), which the guards
+//     count as Longhorn's through the class's provisioner; a real Longhorn volume is a CSI volume
+//     of driver.longhorn.io, reclaim Delete, deleted by Longhorn when delete_source hands it back.
 package backend
