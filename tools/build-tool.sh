@@ -6,7 +6,9 @@
 # Every tool lives in its own Go module under tools/NAME (go.mod pins the
 # version with a `tool` directive), so none of their dependencies leak into the
 # provider's go.mod. The binary is rebuilt only when it is missing or older
-# than tools/NAME/go.mod or go.sum (FORCE=1 rebuilds anyway).
+# than tools/NAME/go.mod, go.sum or a file under tools/NAME/stubs (terraform's
+# stand-ins for the modules its module zip leaves out: tools/terraform/README.md);
+# FORCE=1 rebuilds anyway.
 #
 # Always `go build -trimpath`: the provider is built with -trimpath too, and
 # mixing the flag would make the two builds miss each other's Go build cache.
@@ -27,9 +29,9 @@ GO=${GO:-go}
 # build time on 2 cores (warm Go build cache: 1-20 s).
 case $name in
 terraform | terraform1.5)
-	# terraform: the newest release that builds as a plain Go module (1.8.5; later ones need their
-	# source changed), which runs the whole suite. terraform1.5: the oldest supported (1.5.7), which
-	# runs a smoke subset.
+	# terraform: 1.15.9, which runs the whole suite; its module zip leaves out the nested modules
+	# of its state backends, so tools/terraform replaces them with stubs (tools/terraform/README.md).
+	# terraform1.5: the oldest supported (1.5.7), a plain Go module, which runs a smoke subset.
 	mod=github.com/hashicorp/terraform
 	pkg=$mod
 	cold="~5 min"
@@ -67,13 +69,24 @@ esac
 moddir=$tools_dir/$name
 out=$ROOT/bin/$name
 
-# shellcheck disable=SC3013 # -nt is not POSIX, but every sh this runs under has it (dash, bash, busybox)
-if [ "${FORCE:-}" != 1 ] && [ -x "$out" ] &&
-	[ "$out" -nt "$moddir/go.mod" ] && [ "$out" -nt "$moddir/go.sum" ]; then
-	exit 0
+cd "$moddir"
+# The files the build depends on besides the module cache: go.mod, go.sum and the stubs (relative
+# to $moddir, in a fixed order; none has a space in its name).
+inputs="go.mod go.sum"
+if [ -d stubs ]; then
+	inputs="$inputs $(find stubs -type f | LC_ALL=C sort | tr '\n' ' ')"
 fi
 
-cd "$moddir"
+fresh=false
+if [ "${FORCE:-}" != 1 ] && [ -x "$out" ]; then
+	fresh=true
+	for f in $inputs; do
+		# shellcheck disable=SC3013 # -nt is not POSIX, but every sh this runs under has it (dash, bash, busybox)
+		[ "$out" -nt "$f" ] || fresh=false
+	done
+fi
+$fresh && exit 0
+
 # The tools modules are standalone: never let a go.work above them take over.
 export GOWORK=off
 version=$("$GO" list -m -f '{{.Version}}' "$mod")
@@ -81,9 +94,14 @@ version=$("$GO" list -m -f '{{.Version}}' "$mod")
 # Stamp versions the way the release builds do (otherwise tfplugindocs says
 # "dev", tofu "1.12.6-dev" and golangci-lint has no date).
 case $name in
-terraform | terraform1.5)
-	# 1.8 reads its version from a file and marks it -dev unless told (1.5's is a constant; the
-	# linker ignores a -X of a variable the program does not have).
+terraform)
+	# 1.15 reads its version from a file and marks it -dev unless told; -s -w: no symbol table or
+	# DWARF (74 MB instead of 105; nobody debugs it).
+	ldflags="-s -w -X github.com/hashicorp/terraform/version.dev=no"
+	;;
+terraform1.5)
+	# 1.5's version is a constant: the linker ignores a -X of a variable the program does not have
+	# (kept so that the build, and its bincache key, stay as they were).
 	ldflags="-X github.com/hashicorp/terraform/version.dev=no"
 	;;
 tofu)
@@ -105,7 +123,13 @@ mkdir -p "$ROOT/bin"
 # The same build linked by another checkout on this machine (tools/bincache.sh).
 # shellcheck source=tools/bincache.sh
 . "$tools_dir/bincache.sh"
-key=$(bincache_key "$name" "$pkg" "$ldflags" file:go.mod file:go.sum)
+# shellcheck disable=SC2046 # $inputs splits on purpose (no spaces in the names)
+key=$(bincache_key "$name" "$pkg" "$ldflags" $(for f in $inputs; do
+	case $f in
+	go.mod | go.sum) echo "file:$f" ;; # as before the stubs, so that other tools' keys stay the same
+	*) printf '%s\nfile:%s\n' "$f" "$f" ;;
+	esac
+done))
 if bincache_get "$name" "$key" "$out"; then
 	touch "$out"
 	echo "$name $version: the build linked earlier on this machine ($BINCACHE)" >&2

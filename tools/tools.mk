@@ -20,7 +20,8 @@ TOOLS_BIN := $(abspath $(ROOT))/bin
 TOOLS_DIR := $(abspath $(ROOT))/tools
 TOOLS := terraform terraform1.5 tofu tfplugindocs golangci-lint helm helm3
 
-bin/terraform: $(TOOLS_DIR)/terraform/go.mod $(TOOLS_DIR)/terraform/go.sum
+bin/terraform: $(TOOLS_DIR)/terraform/go.mod $(TOOLS_DIR)/terraform/go.sum \
+	$(shell find '$(TOOLS_DIR)/terraform/stubs' -type f)
 bin/terraform1.5: $(TOOLS_DIR)/terraform1.5/go.mod $(TOOLS_DIR)/terraform1.5/go.sum
 bin/tofu: $(TOOLS_DIR)/tofu/go.mod $(TOOLS_DIR)/tofu/go.sum
 bin/tfplugindocs: $(TOOLS_DIR)/tfplugindocs/go.mod $(TOOLS_DIR)/tfplugindocs/go.sum
@@ -28,8 +29,9 @@ bin/golangci-lint: $(TOOLS_DIR)/golangci-lint/go.mod $(TOOLS_DIR)/golangci-lint/
 bin/helm: $(TOOLS_DIR)/helm/go.mod $(TOOLS_DIR)/helm/go.sum
 bin/helm3: $(TOOLS_DIR)/helm3/go.mod $(TOOLS_DIR)/helm3/go.sum
 
-# build-tool.sh repeats make's freshness check (bin/NAME newer than go.mod
-# and go.sum), so calling it directly is cheap too: `tools/build-tool.sh tofu`.
+# build-tool.sh repeats make's freshness check (bin/NAME newer than go.mod,
+# go.sum and, for terraform, the stubs), so calling it directly is cheap too:
+# `tools/build-tool.sh tofu`.
 $(addprefix bin/,$(TOOLS)):
 	@ROOT='$(abspath $(ROOT))' $(if $(GO),GO='$(GO)') '$(TOOLS_DIR)/build-tool.sh' $(notdir $@)
 
