@@ -65,15 +65,19 @@ func (m *Migrator) copyPod(name, mode, marker, targetClaim, node string, activeD
 					{Name: "source", MountPath: sourceMount, ReadOnly: true},
 					{Name: "target", MountPath: targetMount},
 				},
+				// Requests and limits, which a namespace with a ResourceQuota on cpu or memory
+				// requires.
+				Resources: m.Spec.Resources,
 				// Root with the capabilities a copy that keeps owners, modes and special files
-				// needs, and no others.
+				// needs, and no others: all of them in Pod Security's "baseline" set (DAC_OVERRIDE
+				// reads and searches every file and directory, so DAC_READ_SEARCH is not needed).
 				SecurityContext: &corev1.SecurityContext{
 					RunAsUser:                &root,
 					AllowPrivilegeEscalation: &no,
 					Privileged:               &no,
 					Capabilities: &corev1.Capabilities{
 						Drop: []corev1.Capability{"ALL"},
-						Add:  []corev1.Capability{"CHOWN", "DAC_OVERRIDE", "DAC_READ_SEARCH", "FOWNER", "FSETID", "MKNOD"},
+						Add:  []corev1.Capability{"CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "MKNOD"},
 					},
 					SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 				},

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -57,6 +58,12 @@ type Spec struct {
 	Image        string
 	PullPolicy   string
 	HostNetwork  bool
+	// Resources are the copy pods' requests and limits.
+	Resources corev1.ResourceRequirements
+	// ControllersPaused says the user paused the actors that drive the workload's replica count
+	// (Argo CD or Flux self-heal, KEDA, an operator): the plan does not refuse them. The apply
+	// still checks, before the swap, that nothing started the workload again.
+	ControllersPaused bool
 	// Volume, when set, is the existing volume to move the claim onto in place of a new volume
 	// of StorageClass (then that volume's class): the restore of restore_on_destroy, onto the
 	// source volume a migration kept (RestoreSpec makes it).
@@ -143,10 +150,14 @@ func (m *Migrator) Observe(ctx context.Context) (planInput, error) {
 		if in.Progress, err = progressOf(claim.Annotations); err != nil {
 			return in, fmt.Errorf("claim %s: %w", m.ref(), err)
 		}
+		if !in.Progress.belongsTo(claim) {
+			m.log("ignoring a migration record of another claim of this name (its UID differs): a new migration", map[string]any{"record": in.Progress.value()})
+			in.Progress = progress{}
+		}
 	}
 	if in.Claim == nil || in.Progress.Phase == phaseNone || in.Progress.Phase == phaseStopped {
 		// From the swap on, the new volume may know more than the claim (or the claim is gone).
-		pvp, err := m.volumeProgress(ctx)
+		pvp, err := m.volumeProgress(ctx, in.Claim, in.Progress)
 		if err != nil {
 			return in, err
 		}
@@ -171,6 +182,12 @@ func (m *Migrator) Observe(ctx context.Context) (planInput, error) {
 		return in, fmt.Errorf("namespace %s: %w", m.Spec.Namespace, err)
 	}
 	in.Workloads = inv.Mounting(m.Spec.Namespace, m.Spec.Claim)
+	in.ControllersPaused = m.Spec.ControllersPaused
+	if in.Progress.Phase == phaseNone && in.Claim != nil {
+		if err := m.observeActors(ctx, inv, &in); err != nil {
+			return in, err
+		}
+	}
 	if in.Class != nil && in.Claim != nil && in.Progress.Phase == phaseNone && in.Volume == "" {
 		if err := m.observeRoom(ctx, &in); err != nil {
 			return in, err
@@ -256,8 +273,10 @@ func (m *Migrator) nodeNamed(ctx context.Context, hostname string) string {
 	return nodes.Items[0].Name
 }
 
-// volumeProgress finds the progress recorded on a volume for this claim (from the swap on).
-func (m *Migrator) volumeProgress(ctx context.Context) (progress, error) {
+// volumeProgress finds the progress recorded on a volume for this claim (from the swap on): claim
+// is the claim (nil when it does not exist) and onClaim the record on it; a volume's record that
+// belongs to another migration (volumeRecordBelongs) is ignored.
+func (m *Migrator) volumeProgress(ctx context.Context, claim *corev1.PersistentVolumeClaim, onClaim progress) (progress, error) {
 	pvs, err := m.Client.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return progress{}, fmt.Errorf("listing PersistentVolumes: %w", err)
@@ -266,6 +285,10 @@ func (m *Migrator) volumeProgress(ctx context.Context) (progress, error) {
 	for i := range pvs.Items {
 		p, err := progressOf(pvs.Items[i].Annotations)
 		if err != nil || p.Claim != m.ref() || p.TargetVolume != pvs.Items[i].Name {
+			continue
+		}
+		if !volumeRecordBelongs(p, claim, onClaim) {
+			m.log("ignoring a migration record on a volume: it belongs to a migration that was rolled back or to another claim of this name", map[string]any{"volume": pvs.Items[i].Name})
 			continue
 		}
 		found = further(found, p)
@@ -312,17 +335,19 @@ func (m *Migrator) Run(ctx context.Context) (Result, error) {
 			return Result{}, err
 		}
 		if err != nil {
-			if rbErr := m.rollback(ctx, p); rbErr != nil {
-				return Result{}, fmt.Errorf("%w\n\nRolling back failed too: %v. The progress stays recorded on the claim (annotation %s); the next apply resumes or rolls back from it", err, rbErr, AnnotationProgress)
-			}
-			return Result{}, fmt.Errorf("%w\n\nEverything was put back as it was: the new claim removed, the workload scaled back; the claim and its volume are untouched", err)
+			return Result{}, m.rolledBack(ctx, p, err)
 		}
 	}
 	if p.Phase == phaseSwapping {
+		var nq *notQuietError
 		if p, err = m.swap(ctx, p); errors.Is(err, errKilled) {
 			return Result{}, err
+		} else if errors.As(err, &nq) {
+			// Something started the workload after the verification, before the claim was
+			// deleted: the copy may lack its writes, so the swap is given up.
+			return Result{}, m.rolledBack(ctx, p, err)
 		} else if err != nil {
-			return Result{}, fmt.Errorf("%w\n\nThe copy was verified and the progress is recorded (annotation %s on the claim and on volume %s): apply again to finish the swap", err, AnnotationProgress, p.TargetVolume)
+			return Result{}, fmt.Errorf("%w\n\nThe copy was verified while nothing else mounted the claim, and the progress is recorded (annotation %s on the claim and on volume %s): apply again to finish the swap", err, AnnotationProgress, p.TargetVolume)
 		}
 	}
 	if p.Phase == phaseStarting {
@@ -338,10 +363,18 @@ func (m *Migrator) Run(ctx context.Context) (Result, error) {
 func (m *Migrator) beforeSwap(ctx context.Context, claim *corev1.PersistentVolumeClaim, p progress, ws []volumes.Workload) (progress, error) {
 	var err error
 	if p.Phase == phaseNone {
-		p = progress{Phase: phaseCopying, Claim: m.ref(), StorageClass: m.Spec.StorageClass, SourceClass: volumes.ClassOf(claim),
+		p = progress{Phase: phaseCopying, Claim: m.ref(), ClaimUID: claim.UID, StorageClass: m.Spec.StorageClass, SourceClass: volumes.ClassOf(claim),
 			TargetClaim: targetClaimName(claim), SourceVolume: claim.Spec.VolumeName}
 		if err = m.recordOnClaim(ctx, p); err != nil {
 			return progress{}, err
+		}
+	}
+	if p.Phase == phaseCopying {
+		// Before anything else changes: from here on nothing can delete the source's data, not
+		// a StatefulSet that deletes its claims at a scale-down, not a claim deleted by anyone.
+		// The policy it had is recorded on it and given back by a rollback or after the swap.
+		if err = m.retain(ctx, p.SourceVolume); err != nil {
+			return p, err
 		}
 	}
 	if err = m.ensureTargetClaim(ctx, claim, p); err != nil {
@@ -387,7 +420,7 @@ func (m *Migrator) beforeSwap(ctx context.Context, claim *corev1.PersistentVolum
 			return p, err
 		}
 	}
-	if err = m.waitUnmounted(ctx); err != nil {
+	if err = m.waitUnmounted(ctx, p.Owners); err != nil {
 		return p, err
 	}
 	m.log("copying the delta and verifying the copy", map[string]any{"target_claim": p.TargetClaim})
@@ -397,6 +430,10 @@ func (m *Migrator) beforeSwap(ctx context.Context, claim *corev1.PersistentVolum
 	}
 	p.Files += out.Files
 	p.Bytes += out.Bytes
+	// The copy is verified: it is the source as it was while nothing ran. Still so?
+	if err = m.checkQuiet(ctx, p.Owners); err != nil {
+		return p, err
+	}
 	target, err := m.claims().Get(ctx, p.TargetClaim, metav1.GetOptions{})
 	if err != nil {
 		return p, fmt.Errorf("reading the new claim %s/%s: %w", m.Spec.Namespace, p.TargetClaim, err)
@@ -447,6 +484,11 @@ func (m *Migrator) swap(ctx context.Context, p progress) (progress, error) {
 		return p, fmt.Errorf("reading claim %s: %w", m.ref(), err)
 	}
 	if claim != nil && claim.Spec.VolumeName != p.TargetVolume {
+		// The last check before the step that cannot be undone: once the claim is being
+		// deleted, no pod can start on it (the kubelet refuses a claim being deleted).
+		if err := m.checkQuiet(ctx, p.Owners); err != nil {
+			return p, err
+		}
 		m.log("deleting the claim (its volume is kept: Retain)", map[string]any{"volume": claim.Spec.VolumeName})
 		if err := m.deleteClaim(ctx, m.Spec.Claim, claim.UID); err != nil {
 			return p, err
@@ -621,9 +663,11 @@ func DeleteSource(ctx context.Context, client kubernetes.Interface, pvName, clai
 	return nil
 }
 
-// rollback undoes a migration before its swap: the copy pods and the new claim removed, the
-// owners scaled back to their recorded counts, the progress removed from the claim. It runs on a
-// context of its own: the apply's may have ended.
+// rollback undoes a migration before the source claim is deleted: the copy pods and the new
+// claim removed (the new volume first given back its reclaim policy and cleared of the records,
+// so nothing later takes it for a copy in progress), the owners scaled back to their recorded
+// counts, the source volume given back its reclaim policy, the progress removed from the claim.
+// It runs on a context of its own: the apply's may have ended.
 func (m *Migrator) rollback(ctx context.Context, p progress) error {
 	if p.Phase == phaseNone {
 		return nil
@@ -635,6 +679,19 @@ func (m *Migrator) rollback(ctx context.Context, p progress) error {
 	for _, mode := range []string{modeCopy, modeFinal} {
 		errs = append(errs, m.deletePod(ctx, copyPodName(p.TargetClaim, mode)))
 	}
+	if p.TargetVolume != "" {
+		// A restore's target is the kept source of the migration before, whose recorded
+		// policy is that migration's to give back: only a volume made for this run gets its own.
+		if m.Spec.Volume == "" {
+			if err := m.restorePolicy(ctx, p.TargetVolume); err != nil && !kube.IsNotFound(err) {
+				errs = append(errs, err)
+			}
+		}
+		err := m.annotateVolume(ctx, p.TargetVolume, map[string]*string{AnnotationProgress: nil, AnnotationClaim: nil})
+		if err != nil && !kube.IsNotFound(err) {
+			errs = append(errs, err)
+		}
+	}
 	errs = append(errs, m.deleteClaim(ctx, p.TargetClaim, ""))
 	for _, o := range p.Owners {
 		if _, err := m.start(ctx, o); err != nil {
@@ -644,11 +701,53 @@ func (m *Migrator) rollback(ctx context.Context, p progress) error {
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
+	if p.SourceVolume != "" {
+		if err := m.restorePolicy(ctx, p.SourceVolume); err != nil && !kube.IsNotFound(err) {
+			return err
+		}
+	}
 	patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:null}}}`, AnnotationProgress)
 	if _, err := m.claims().Patch(ctx, m.Spec.Claim, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil && !kube.IsNotFound(err) {
 		return fmt.Errorf("removing the progress from claim %s: %w", m.ref(), err)
 	}
 	return nil
+}
+
+// rolledBack rolls back after err and returns the error to report: err, then what the rollback
+// did and what was checked afterwards, so the message says "untouched" only where the claim
+// and its volume were read back as they were.
+func (m *Migrator) rolledBack(ctx context.Context, p progress, err error) error {
+	if rbErr := m.rollback(ctx, p); rbErr != nil {
+		return fmt.Errorf("%w\n\nRolling back failed too: %v. The progress stays recorded on the claim (annotation %s) and the source volume %s keeps reclaim policy Retain; "+
+			"the next apply resumes or rolls back from the record", err, rbErr, AnnotationProgress, p.SourceVolume)
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackTimeout)
+	defer cancel()
+	return fmt.Errorf("%w\n\nRolled back: the new claim removed, the workload scaled back. %s", err, m.checkSource(ctx, p))
+}
+
+// checkSource reads the claim and its volume after a rollback and says what it found.
+func (m *Migrator) checkSource(ctx context.Context, p progress) string {
+	claim, err := m.claims().Get(ctx, m.Spec.Claim, metav1.GetOptions{})
+	switch {
+	case kube.IsNotFound(err):
+		return fmt.Sprintf("Checked afterwards: claim %s is GONE: something else deleted it during the migration. Its volume %s was set to reclaim policy Retain "+
+			"before anything else, so it keeps the data (Released): make a claim bound to it (spec.volumeName %s, after clearing the volume's claimRef) to get the data back.",
+			m.ref(), p.SourceVolume, p.SourceVolume)
+	case err != nil:
+		return fmt.Sprintf("The claim could not be read back to check it (%v): look at claim %s and volume %s before applying again.", err, m.ref(), p.SourceVolume)
+	case p.ClaimUID != "" && claim.UID != p.ClaimUID:
+		return fmt.Sprintf("Checked afterwards: claim %s is not the claim the migration began with (its UID changed: something deleted it and made it again) and is bound to %q. "+
+			"The source volume %s was kept (Retain) with its data.", m.ref(), claim.Spec.VolumeName, p.SourceVolume)
+	case claim.Spec.VolumeName != p.SourceVolume:
+		return fmt.Sprintf("Checked afterwards: claim %s is bound to %q, not to its volume %s: look at both before applying again.", m.ref(), claim.Spec.VolumeName, p.SourceVolume)
+	}
+	pv, err := m.Client.CoreV1().PersistentVolumes().Get(ctx, p.SourceVolume, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Sprintf("Checked afterwards: claim %s is still bound to volume %s, which could not be read (%v).", m.ref(), p.SourceVolume, err)
+	}
+	return fmt.Sprintf("Checked afterwards: claim %s (the same claim) is bound to its volume %s, which exists (reclaim policy %s); applying again starts the migration over.",
+		m.ref(), p.SourceVolume, pv.Spec.PersistentVolumeReclaimPolicy)
 }
 
 // targetInfix is in the name of every temporary claim.
@@ -689,6 +788,10 @@ func (m *Migrator) ensureTargetClaim(ctx context.Context, source *corev1.Persist
 		}
 		size = pv.Spec.Capacity[corev1.ResourceStorage]
 	}
+	vac, err := m.attributesClass(ctx, source)
+	if err != nil {
+		return err
+	}
 	fs := corev1.PersistentVolumeFilesystem
 	c := &corev1.PersistentVolumeClaim{
 		ObjectMeta: metav1.ObjectMeta{
@@ -702,6 +805,8 @@ func (m *Migrator) ensureTargetClaim(ctx context.Context, source *corev1.Persist
 			VolumeMode:       &fs,
 			Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: size}},
 			VolumeName:       m.Spec.Volume,
+			// The source's, where the target's driver is the one it is for.
+			VolumeAttributesClassName: vac,
 		},
 	}
 	m.log("creating the new claim", map[string]any{"target_claim": p.TargetClaim, "storage_class": class, "size": size.String()})
@@ -709,6 +814,32 @@ func (m *Migrator) ensureTargetClaim(ctx context.Context, source *corev1.Persist
 		return fmt.Errorf("creating the new claim %s/%s on StorageClass %s: %w", m.Spec.Namespace, p.TargetClaim, class, err)
 	}
 	return nil
+}
+
+// attributesClass is the source claim's VolumeAttributesClass when it is for the driver of the
+// target class (the new volume then gets the same attributes), nil otherwise (logged: the class
+// of another driver would make the new claim fail).
+func (m *Migrator) attributesClass(ctx context.Context, source *corev1.PersistentVolumeClaim) (*string, error) {
+	name := source.Spec.VolumeAttributesClassName
+	if name == nil || *name == "" || m.Spec.Volume != "" {
+		return nil, nil
+	}
+	vac, err := m.Client.StorageV1().VolumeAttributesClasses().Get(ctx, *name, metav1.GetOptions{})
+	if err != nil {
+		if kube.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("reading VolumeAttributesClass %s of claim %s: %w", *name, m.ref(), err)
+	}
+	class, err := m.Client.StorageV1().StorageClasses().Get(ctx, m.Spec.StorageClass, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("reading StorageClass %s: %w", m.Spec.StorageClass, err)
+	}
+	if vac.DriverName != class.Provisioner {
+		m.log("the claim's VolumeAttributesClass is for another driver; the new volume gets none", map[string]any{"volume_attributes_class": *name, "driver": vac.DriverName, "provisioner": class.Provisioner})
+		return nil, nil
+	}
+	return name, nil
 }
 
 // sourceSize is the size of the source: its bound capacity, else its request.
@@ -729,23 +860,33 @@ func readWriteOncePod(c *corev1.PersistentVolumeClaim) bool {
 }
 
 // claimTemplate is the claim to make again on the new volume (JSON): the source claim's labels,
-// annotations (not the binding ones), access modes, and the new claim's class and request.
+// annotations (not the binding ones), owner references (but a pod's: a pod that owns a claim
+// is one a StatefulSet condemned, and the garbage collector would delete the new claim with it),
+// finalizers, access modes, and the new claim's class, request and volume attributes class.
 func claimTemplate(source, target *corev1.PersistentVolumeClaim) (string, error) {
 	annotations := maps.Clone(source.Annotations)
 	for _, k := range bindingAnnotations {
 		delete(annotations, k)
+	}
+	var owners []metav1.OwnerReference
+	for _, o := range source.OwnerReferences {
+		if o.Kind != "Pod" {
+			owners = append(owners, o)
+		}
 	}
 	t := corev1.PersistentVolumeClaim{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"},
 		ObjectMeta: metav1.ObjectMeta{
 			Name: source.Name, Namespace: source.Namespace,
 			Labels: maps.Clone(source.Labels), Annotations: annotations,
+			OwnerReferences: owners, Finalizers: slices.Clone(source.Finalizers),
 		},
 		Spec: corev1.PersistentVolumeClaimSpec{
-			StorageClassName: target.Spec.StorageClassName,
-			AccessModes:      source.Spec.AccessModes,
-			VolumeMode:       target.Spec.VolumeMode,
-			Resources:        target.Spec.Resources,
+			StorageClassName:          target.Spec.StorageClassName,
+			AccessModes:               source.Spec.AccessModes,
+			VolumeMode:                target.Spec.VolumeMode,
+			Resources:                 target.Spec.Resources,
+			VolumeAttributesClassName: target.Spec.VolumeAttributesClassName,
 		},
 	}
 	b, err := json.Marshal(t)
@@ -871,28 +1012,49 @@ func (m *Migrator) deleteClaim(ctx context.Context, name string, uid types.UID) 
 }
 
 // waitUnmounted waits until no pod that has not finished mounts the claim, but the copy pods.
-func (m *Migrator) waitUnmounted(ctx context.Context) error {
+// An owner the migration stopped that asks for replicas again (something scaled it back) fails
+// the wait at once, naming it, instead of waiting for pods that keep coming back.
+func (m *Migrator) waitUnmounted(ctx context.Context, owners []owner) error {
 	return kube.Poll(ctx, pollInterval, time.Until(deadline(ctx)), "the workload's pods to stop using claim "+m.ref(), func(ctx context.Context) (bool, string, error) {
-		pods, err := m.Client.CoreV1().Pods(m.Spec.Namespace).List(ctx, metav1.ListOptions{})
+		pods, err := m.mountingPods(ctx)
 		if err != nil {
 			return kube.KeepPolling(err)
 		}
-		var left []string
-		for _, p := range pods.Items {
-			if kube.PodFinished(&p) || p.Labels[labelComponent] == component {
-				continue
-			}
-			for _, v := range p.Spec.Volumes {
-				if v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == m.Spec.Claim {
-					left = append(left, p.Name)
-				}
-			}
-		}
-		if len(left) == 0 {
+		if len(pods) == 0 {
 			return true, "", nil
 		}
-		return false, "pods still using it: " + strings.Join(left, ", "), nil
+		if back, err := m.ownersBack(ctx, owners); err != nil {
+			return kube.KeepPolling(err)
+		} else if len(back) > 0 {
+			return false, "", &notQuietError{found: back}
+		}
+		names := make([]string, 0, len(pods))
+		for _, p := range pods {
+			names = append(names, p.Name)
+		}
+		return false, "pods still using it: " + strings.Join(names, ", "), nil
 	})
+}
+
+// mountingPods are the pods that have not finished and mount the claim, but the copy pods.
+func (m *Migrator) mountingPods(ctx context.Context) ([]corev1.Pod, error) {
+	pods, err := m.Client.CoreV1().Pods(m.Spec.Namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing the pods of %s: %w", m.Spec.Namespace, err)
+	}
+	var out []corev1.Pod
+	for _, p := range pods.Items {
+		if kube.PodFinished(&p) || p.Labels[labelComponent] == component {
+			continue
+		}
+		for _, v := range p.Spec.Volumes {
+			if v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == m.Spec.Claim {
+				out = append(out, p)
+				break
+			}
+		}
+	}
+	return out, nil
 }
 
 // deadline is ctx's deadline, or an hour from now.

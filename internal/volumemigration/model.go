@@ -3,33 +3,115 @@ package volumemigration
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
+// The copy container's requests and limits unless resource_requests and resource_limits say
+// otherwise: rsync's two processes (sender and receiver) with room for the checksums of the
+// verification, and memory for about ten million files.
+var (
+	defaultRequests = map[string]string{"cpu": "100m", "memory": "128Mi"}
+	defaultLimits   = map[string]string{"cpu": "2", "memory": "1Gi"}
+)
+
+// quantities is a map of quantities as a Terraform value.
+func quantities(q map[string]string) types.Map {
+	elems := make(map[string]attr.Value, len(q))
+	for k, v := range q {
+		elems[k] = types.StringValue(v)
+	}
+	return types.MapValueMust(types.StringType, elems)
+}
+
+// describeQuantities is q for a description: `cpu = "100m"`, `memory = "128Mi"`.
+func describeQuantities(q map[string]string) string {
+	parts := make([]string, 0, len(q))
+	for _, k := range slices.Sorted(maps.Keys(q)) {
+		parts = append(parts, fmt.Sprintf("`%s = %q`", k, q[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// resourceList is a map of quantities as a ResourceList; null or unknown (an import) is def.
+func resourceList(m types.Map, def map[string]string) (corev1.ResourceList, error) {
+	raw := def
+	if !m.IsNull() && !m.IsUnknown() {
+		raw = map[string]string{}
+		for k, v := range m.Elements() {
+			s, ok := v.(types.String)
+			if !ok {
+				return nil, fmt.Errorf("%s is not a string", k)
+			}
+			raw[k] = s.ValueString()
+		}
+	}
+	out := corev1.ResourceList{}
+	for k, v := range raw {
+		q, err := resource.ParseQuantity(v)
+		if err != nil {
+			return nil, fmt.Errorf("%s = %q: %w", k, v, err)
+		}
+		out[corev1.ResourceName(k)] = q
+	}
+	return out, nil
+}
+
+// quantityMap checks that every value of a map is a Kubernetes quantity.
+type quantityMap struct{}
+
+func (quantityMap) Description(context.Context) string {
+	return "every value must be a Kubernetes quantity, such as `500m` or `256Mi`"
+}
+
+func (v quantityMap) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+
+func (v quantityMap) ValidateMap(ctx context.Context, req validator.MapRequest, resp *validator.MapResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	for k, e := range req.ConfigValue.Elements() {
+		s, ok := e.(types.String)
+		if !ok || s.IsUnknown() || s.IsNull() {
+			continue
+		}
+		if _, err := resource.ParseQuantity(s.ValueString()); err != nil {
+			resp.Diagnostics.AddAttributeError(req.Path.AtMapKey(k), "Invalid quantity", fmt.Sprintf("%q: %s.", s.ValueString(), v.Description(ctx)))
+		}
+	}
+}
+
 type model struct {
-	ID               types.String   `tfsdk:"id"`
-	Namespace        types.String   `tfsdk:"namespace"`
-	Claim            types.String   `tfsdk:"claim"`
-	StorageClass     types.String   `tfsdk:"storage_class"`
-	Size             types.String   `tfsdk:"size"`
-	DeleteSource     types.Bool     `tfsdk:"delete_source"`
-	RestoreOnDestroy types.Bool     `tfsdk:"restore_on_destroy"`
-	Image            types.String   `tfsdk:"image"`
-	ImagePullPolicy  types.String   `tfsdk:"image_pull_policy"`
-	HostNetwork      types.Bool     `tfsdk:"host_network"`
-	Timeouts         timeouts.Value `tfsdk:"timeouts"`
-	SourceVolume     types.String   `tfsdk:"source_volume"`
-	Volume           types.String   `tfsdk:"volume"`
-	BytesCopied      types.Int64    `tfsdk:"bytes_copied"`
-	FilesCopied      types.Int64    `tfsdk:"files_copied"`
-	DowntimeSeconds  types.Float64  `tfsdk:"downtime_seconds"`
-	MigratedAt       types.String   `tfsdk:"migrated_at"`
+	ID                types.String   `tfsdk:"id"`
+	Namespace         types.String   `tfsdk:"namespace"`
+	Claim             types.String   `tfsdk:"claim"`
+	StorageClass      types.String   `tfsdk:"storage_class"`
+	Size              types.String   `tfsdk:"size"`
+	DeleteSource      types.Bool     `tfsdk:"delete_source"`
+	RestoreOnDestroy  types.Bool     `tfsdk:"restore_on_destroy"`
+	Image             types.String   `tfsdk:"image"`
+	ImagePullPolicy   types.String   `tfsdk:"image_pull_policy"`
+	HostNetwork       types.Bool     `tfsdk:"host_network"`
+	ControllersPaused types.Bool     `tfsdk:"controllers_paused"`
+	ResourceRequests  types.Map      `tfsdk:"resource_requests"`
+	ResourceLimits    types.Map      `tfsdk:"resource_limits"`
+	Timeouts          timeouts.Value `tfsdk:"timeouts"`
+	SourceVolume      types.String   `tfsdk:"source_volume"`
+	Volume            types.String   `tfsdk:"volume"`
+	BytesCopied       types.Int64    `tfsdk:"bytes_copied"`
+	FilesCopied       types.Int64    `tfsdk:"files_copied"`
+	DowntimeSeconds   types.Float64  `tfsdk:"downtime_seconds"`
+	MigratedAt        types.String   `tfsdk:"migrated_at"`
 }
 
 // spec is the plain form of the plan.
@@ -42,9 +124,18 @@ func (m model) spec() (Spec, error) {
 		Image:        m.Image.ValueString(),
 		PullPolicy:   m.ImagePullPolicy.ValueString(),
 		HostNetwork:  m.HostNetwork.ValueBool(),
+
+		ControllersPaused: m.ControllersPaused.ValueBool(),
 	}
 	if s.Image == "" {
 		s.Image = DefaultImage
+	}
+	var err error
+	if s.Resources.Requests, err = resourceList(m.ResourceRequests, defaultRequests); err != nil {
+		return s, fmt.Errorf("resource_requests: %w", err)
+	}
+	if s.Resources.Limits, err = resourceList(m.ResourceLimits, defaultLimits); err != nil {
+		return s, fmt.Errorf("resource_limits: %w", err)
 	}
 	if v := m.Size.ValueString(); v != "" {
 		q, err := resource.ParseQuantity(v)
@@ -117,6 +208,9 @@ func (m *model) fillDefaults() {
 	m.RestoreOnDestroy = types.BoolValue(false)
 	m.Image = types.StringValue(DefaultImage)
 	m.HostNetwork = types.BoolValue(false)
+	m.ControllersPaused = types.BoolValue(false)
+	m.ResourceRequests = quantities(defaultRequests)
+	m.ResourceLimits = quantities(defaultLimits)
 }
 
 // resultOf is the Result recorded in a finished migration's progress.

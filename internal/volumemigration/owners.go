@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -26,14 +27,19 @@ type stopRecord struct {
 	Replicas  int32    `json:"replicas"`
 	Suspended bool     `json:"suspended,omitempty"`
 	Claims    []string `json:"claims"`
+	// Retention is a StatefulSet's claim retention policy before the stop set it to Retain
+	// (whenScaled: Delete would delete the claims at the scale-down); nil when it deleted none.
+	Retention *appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy `json:"retention,omitempty"`
 }
 
 // workload is the part of a Deployment, StatefulSet, ReplicaSet, Job or CronJob the migration
-// edits: its annotations and replicas (nil for a Job or CronJob) or suspend (nil for the others).
+// edits: its annotations and replicas (nil for a Job or CronJob) or suspend (nil for the others),
+// and a StatefulSet's claim retention policy (nil for the others).
 type workload struct {
-	meta     *metav1.ObjectMeta
-	replicas **int32
-	suspend  **bool
+	meta      *metav1.ObjectMeta
+	replicas  **int32
+	suspend   **bool
+	retention **appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy
 }
 
 // edit reads an owner, lets change edit it, and writes it back, again on a conflict. A
@@ -59,7 +65,7 @@ func (m *Migrator) edit(ctx context.Context, o owner, change func(w workload) (b
 			if err != nil {
 				return err
 			}
-			if write, err := change(workload{meta: &obj.ObjectMeta, replicas: &obj.Spec.Replicas}); err != nil || !write {
+			if write, err := change(workload{meta: &obj.ObjectMeta, replicas: &obj.Spec.Replicas, retention: &obj.Spec.PersistentVolumeClaimRetentionPolicy}); err != nil || !write {
 				return err
 			}
 			_, err = c.Update(ctx, obj, metav1.UpdateOptions{})
@@ -182,6 +188,20 @@ func (m *Migrator) stop(ctx context.Context, o owner) error {
 			} else {
 				rec.Suspended = *wl.suspend != nil && **wl.suspend
 			}
+			// A StatefulSet whose policy deletes its claims at a scale-down (or at its
+			// deletion) keeps them while it is stopped: the policy is recorded and set to
+			// Retain in the same update as the scale-down, so the StatefulSet controller never
+			// sees the one without the other.
+			if wl.retention != nil && deletesClaims(*wl.retention) {
+				before := **wl.retention
+				rec.Retention = &before
+				*wl.retention = &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{
+					WhenDeleted: appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
+					WhenScaled:  appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
+				}
+				m.log("keeping the StatefulSet's claims while it is stopped: its claim retention policy is Retain until it starts again",
+					map[string]any{"name": o.Name, "whenScaled": string(before.WhenScaled), "whenDeleted": string(before.WhenDeleted)})
+			}
 		}
 		if !slices.Contains(rec.Claims, m.Spec.Claim) {
 			rec.Claims = append(rec.Claims, m.Spec.Claim)
@@ -222,6 +242,10 @@ func (m *Migrator) start(ctx context.Context, o owner) (started bool, err error)
 		} else {
 			s := rec.Suspended
 			*wl.suspend = &s
+		}
+		if rec.Retention != nil && wl.retention != nil {
+			before := *rec.Retention
+			*wl.retention = &before
 		}
 		return true, setStopRecord(wl.meta, nil)
 	})
@@ -272,4 +296,83 @@ func replicas(r *int32) int32 {
 		return 1
 	}
 	return *r
+}
+
+// notQuietError says that something else acted on the stopped workload or the source claim:
+// the migration must not swap, since the copy may lack what was written since.
+type notQuietError struct{ found []string }
+
+func (e *notQuietError) Error() string {
+	return "something else acted on the workload while the migration had it stopped: " + strings.Join(e.found, "; ") +
+		". Whatever it wrote to the source volume since the copy was verified would not be on the new volume, so the claim was not swapped. " +
+		"Pause that actor for the migration (Argo CD: disable self-heal; Flux: flux suspend; KEDA: autoscaling.keda.sh/paused; an operator: its pause setting; " +
+		"a CronJob: no new runs), then apply again"
+}
+
+// checkQuiet checks, right before a step that cannot be undone, that the workload is still as
+// the migration stopped it: no pod but the copy pods mounts the claim, and every owner this
+// migration stopped still carries its stop record and asks for zero replicas (a Job or CronJob:
+// suspended), a StatefulSet with a claim retention policy of Retain. It returns a
+// *notQuietError naming what came back and, where the cluster records it, who did it.
+func (m *Migrator) checkQuiet(ctx context.Context, owners []owner) error {
+	var found []string
+	pods, err := m.mountingPods(ctx)
+	if err != nil {
+		return err
+	}
+	for _, p := range pods {
+		by := "no controller: a bare pod"
+		if ref := metav1.GetControllerOf(&p); ref != nil {
+			by = "made by " + ref.Kind + " " + ref.Name
+		}
+		found = append(found, fmt.Sprintf("pod %s mounts claim %s (%s)", p.Name, m.ref(), by))
+	}
+	back, err := m.ownersBack(ctx, owners)
+	if err != nil {
+		return err
+	}
+	found = append(found, back...)
+	if len(found) == 0 {
+		return nil
+	}
+	return &notQuietError{found: found}
+}
+
+// ownersBack says which owners this migration stopped are no longer as it left them.
+func (m *Migrator) ownersBack(ctx context.Context, owners []owner) ([]string, error) {
+	var found []string
+	for _, o := range owners {
+		err := m.edit(ctx, o, func(wl workload) (bool, error) {
+			rec, err := stopRecordOf(wl.meta)
+			if err != nil {
+				return false, err
+			}
+			what := o.Kind + " " + o.Name
+			if rec == nil || !slices.Contains(rec.Claims, m.Spec.Claim) {
+				found = append(found, what+" lost the migration's stop record (annotation "+AnnotationStopped+"): something replaced its annotations")
+			}
+			switch {
+			case wl.replicas != nil && replicas(*wl.replicas) != 0:
+				found = append(found, fmt.Sprintf("%s asks for %d replicas again%s", what, replicas(*wl.replicas), setBy(wl.meta, "replicas")))
+			case wl.suspend != nil && (*wl.suspend == nil || !**wl.suspend):
+				found = append(found, what+" is no longer suspended"+setBy(wl.meta, "suspend"))
+			}
+			if wl.retention != nil && rec != nil && rec.Retention != nil && deletesClaims(*wl.retention) {
+				found = append(found, what+"'s claim retention policy deletes claims again"+setBy(wl.meta, "persistentVolumeClaimRetentionPolicy"))
+			}
+			return false, nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return found, nil
+}
+
+// setBy is " (set by <manager>)" for the field manager that last wrote spec.<field>, or "".
+func setBy(meta *metav1.ObjectMeta, field string) string {
+	if mgr := replicasManager(meta, field); mgr != "" {
+		return " (set by " + mgr + ")"
+	}
+	return ""
 }

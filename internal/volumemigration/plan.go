@@ -36,6 +36,16 @@ type planInput struct {
 	Class     *storagev1.StorageClass
 	Classes   []string
 	Workloads []volumes.Workload
+	// Actors drive the workloads' replica counts besides this provider (actors.go);
+	// ControllersPaused says the user paused them. ClaimOwners own the claim's manifest.
+	// Budgets are the PodDisruptionBudgets the stop violates. Read for a new migration only.
+	Actors            []actor
+	ControllersPaused bool
+	ClaimOwners       []actor
+	Budgets           []string
+	// Quota is what a ResourceQuota of the namespace leaves for the temporary claim (nil: no
+	// quota limits it).
+	Quota *quotaRoom
 	// Room is what the cluster says the target class can still provision (nil: not read);
 	// Needed the bytes the new volume asks for; SourceNode the node the source volume lives on
 	// ("" when any node can mount it).
@@ -95,6 +105,12 @@ func checkPlan(in planInput) []problem {
 			"There is nothing to move: the claim's storageClassName is already " + in.StorageClass + "."})
 	}
 	out = append(out, checkWorkloads(ref, in.Workloads)...)
+	if p := checkActors(ref, in); p != nil {
+		out = append(out, *p)
+	}
+	if p := checkQuota(ref, in); p != nil {
+		out = append(out, *p)
+	}
 	if p := checkRoom(in); p != nil {
 		out = append(out, *p)
 	}
@@ -188,4 +204,81 @@ func phaseOrUnknown(p corev1.PersistentVolumeClaimPhase) string {
 		return "in no phase yet"
 	}
 	return string(p)
+}
+
+// checkActors refuses a workload whose replica count another actor drives (Argo CD or Flux
+// self-heal, KEDA, an operator) until the user says they are paused: such an actor can start the
+// workload on the source volume while it is stopped, and the swap would then leave its writes
+// behind. The apply checks again before the swap and rolls back; refusing at plan saves the copy.
+func checkActors(ref string, in planInput) *problem {
+	if in.ControllersPaused {
+		return nil
+	}
+	var names []string
+	for _, a := range in.Actors {
+		if a.Scales {
+			names = append(names, a.String())
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	return &problem{"controllers_paused", "Claim " + ref + " is mounted by a workload another controller starts",
+		fmt.Sprintf("%s can scale the workload back up while the migration has it stopped, and what it writes then to the source volume would not be on the new one. "+
+			"Pause it for the migration (Argo CD: disable self-heal/auto-sync of the application; Flux: flux suspend; KEDA: the annotation autoscaling.keda.sh/paused; "+
+			"an operator: its own pause or scale-to-zero setting), then set controllers_paused = true. The apply checks again right before the swap "+
+			"and rolls back if anything started the workload.", strings.Join(names, "; "))}
+}
+
+// planWarnings are what the user should know before the migration runs, but that does not stop
+// it: owners of the claim's manifest, HPAs, PodDisruptionBudgets the stop violates.
+func planWarnings(in planInput) []problem {
+	if in.Progress.Phase != phaseNone || in.Claim == nil {
+		return nil
+	}
+	ref := in.Namespace + "/" + in.ClaimName
+	var out []problem
+	for _, a := range in.ClaimOwners {
+		out = append(out, problem{"storage_class", "Claim " + ref + " is managed by " + a.Tool + ": change its class there too", claimOwnerAdvice(a, in.StorageClass)})
+	}
+	for _, a := range in.Actors {
+		if a.Tool == "HorizontalPodAutoscaler" {
+			out = append(out, problem{"claim", "HorizontalPodAutoscaler " + a.Name + " targets " + a.On,
+				"An HPA does not scale a workload up from zero replicas, so it does not start it during the migration; it resumes scaling once the migration starts the workload again."})
+		}
+	}
+	for _, b := range in.Budgets {
+		out = append(out, problem{"claim", "The migration stops pods a PodDisruptionBudget protects",
+			b + ": the migration scales the workload to zero (not an eviction, so the budget does not block it) for the delta copy and the swap; expect its alerts."})
+	}
+	return out
+}
+
+// quotaRoom is what a namespace's ResourceQuotas leave for one more claim of a class.
+type quotaRoom struct {
+	Quota    string
+	Resource string
+	// Left is what remains under the quota's hard limit (bytes, or claims).
+	Left int64
+}
+
+// checkQuota refuses a migration whose temporary claim a ResourceQuota of the namespace would
+// refuse: it counts against requests.storage and persistentvolumeclaims (and their per-class
+// forms) until the swap.
+func checkQuota(ref string, in planInput) *problem {
+	q := in.Quota
+	if q == nil {
+		return nil
+	}
+	need := in.Needed
+	what := resource.NewQuantity(need, resource.BinarySI).String()
+	if strings.HasSuffix(q.Resource, "persistentvolumeclaims") {
+		need, what = 1, "one more claim"
+	}
+	if q.Left >= need {
+		return nil
+	}
+	return &problem{"storage_class", "ResourceQuota " + q.Quota + " leaves no room for the migration's temporary claim",
+		fmt.Sprintf("Until the swap, claim %s and the new claim on %s both count against %s of ResourceQuota %s, which has %d left; the new claim needs %s. "+
+			"Raise the quota for the migration (the temporary claim is deleted at the swap), or free room in the namespace.", ref, in.StorageClass, q.Resource, q.Quota, q.Left, what)}
 }

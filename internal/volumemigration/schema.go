@@ -10,10 +10,12 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/float64planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/mapdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/validate"
 )
@@ -39,7 +41,14 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 			"Refused at plan: a claim that is not Bound, a `Block` volume, a target class that does not exist or that the cluster says has no room " +
 			"(no Available static volume as large, on the source's node for a local source; `CSIStorageCapacity` below the size; with the provider's " +
 			"`ssh` block, an OpenEBS hostpath class whose base path has less free space on the copy's node), a claim already on the class, " +
-			"a claim mounted by a pod no controller owns, by a DaemonSet, by an operator's own kind, or by several workloads. The copy pod " +
+			"a claim mounted by a pod no controller owns, by a DaemonSet, by an operator's own kind, or by several workloads, a workload whose replica " +
+			"count Argo CD, Flux, KEDA or an operator drives (until `controllers_paused = true`), and a temporary claim a ResourceQuota has no room for. " +
+			"Warned at plan: a claim whose manifest Helm, Argo CD, Flux or Terraform's kubernetes provider owns (change the class there too: its next " +
+			"sync fails or replaces the claim), an HPA, a PodDisruptionBudget the stop violates.\n\n" +
+			"Among other actors: the source volume is set to `Retain` before anything else changes; a StatefulSet whose " +
+			"`persistentVolumeClaimRetentionPolicy` deletes claims is set to `Retain` in the same update that scales it to zero and given its policy " +
+			"back when it starts; the claim made again keeps its owner references (but a pod's), finalizers and `volumeAttributesClassName` " +
+			"(where the target's driver is the class's). The copy pod " +
 			"runs where it can mount both volumes (a local source pins it, and a `WaitForFirstConsumer` target is provisioned there); when no " +
 			"node can, the apply fails with the pod's scheduling events: volumes are not copied between nodes over the network. " +
 			"A `ReadWriteOncePod` claim is copied only while the workload is stopped.",
@@ -98,8 +107,8 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 				Optional: true, Computed: true,
 				Default: stringdefault.StaticString(DefaultImage),
 				MarkdownDescription: "Container image of the copy pods: any image with `rsync` 3.x and a POSIX `sh` on its PATH (default: `" + DefaultImage + "`). " +
-					"The pods run as root with the capabilities `CHOWN`, `DAC_OVERRIDE`, `DAC_READ_SEARCH`, `FOWNER`, `FSETID` and `MKNOD` only, so " +
-					"every file keeps its owner and mode.",
+					"The pods run as root with the capabilities `CHOWN`, `DAC_OVERRIDE`, `FOWNER`, `FSETID` and `MKNOD` only (all in Pod Security's `baseline` set, so " +
+					"namespaces that enforce `baseline` admit them), so every file keeps its owner and mode.",
 				Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
 			},
 			"image_pull_policy": schema.StringAttribute{
@@ -111,6 +120,32 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 				Optional: true, Computed: true,
 				Default:             booldefault.StaticBool(false),
 				MarkdownDescription: "Run the copy pods in the node's network namespace (default: `false`). Only needed on clusters without a pod network.",
+			},
+			"controllers_paused": schema.BoolAttribute{
+				Optional: true, Computed: true,
+				Default: booldefault.StaticBool(false),
+				MarkdownDescription: "Set to `true` once the controllers that drive the workload's replica count besides Terraform are paused for the " +
+					"migration (default: `false`). Without it the plan refuses a workload that Argo CD or Flux manages (their self-heal scales it " +
+					"back up), that a KEDA ScaledObject scales, or whose controller is an operator's resource: any of them can start the workload on the " +
+					"source volume while the migration has it stopped. Whatever it is set to, the apply checks right after the verification and again " +
+					"right before the source claim is deleted that no pod mounts the claim and every stopped workload is still at zero, and rolls back, " +
+					"naming what came back and the field manager that set it, if not.",
+			},
+			"resource_requests": schema.MapAttribute{
+				ElementType: types.StringType,
+				Optional:    true, Computed: true,
+				Default: mapdefault.StaticValue(quantities(defaultRequests)),
+				MarkdownDescription: "Resource requests of the copy container, quantities by resource name (default: " + describeQuantities(defaultRequests) + "). " +
+					"A namespace with a ResourceQuota on `requests.cpu` or `requests.memory` admits only pods that set them.",
+				Validators: []validator.Map{quantityMap{}},
+			},
+			"resource_limits": schema.MapAttribute{
+				ElementType: types.StringType,
+				Optional:    true, Computed: true,
+				Default: mapdefault.StaticValue(quantities(defaultLimits)),
+				MarkdownDescription: "Resource limits of the copy container (default: " + describeQuantities(defaultLimits) + "). rsync keeps about " +
+					"100 bytes per file in memory: raise `memory` for volumes of many millions of files.",
+				Validators: []validator.Map{quantityMap{}},
 			},
 			"timeouts": timeouts.Attributes(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
 

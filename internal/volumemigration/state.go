@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/volumes"
 )
 
@@ -79,8 +82,13 @@ type owner struct {
 type progress struct {
 	Phase phase `json:"phase"`
 	// Claim is <namespace>/<name> of the claim migrated (for the record on the new volume).
-	Claim        string `json:"claim"`
-	StorageClass string `json:"storageClass"`
+	Claim string `json:"claim"`
+	// ClaimUID is the UID of the claim when the migration began: the migration's identity. A
+	// record whose claim has another UID (a claim made again by something else, a restore from a
+	// backup that kept the annotations) belongs to another migration and is ignored. Records
+	// written before it was recorded have none.
+	ClaimUID     types.UID `json:"claimUID,omitempty"`
+	StorageClass string    `json:"storageClass"`
 	// SourceClass is the class the claim was on before (clusterstorage_volumes reads it).
 	SourceClass string `json:"sourceClass,omitempty"`
 	// TargetClaim is the temporary claim on the new class, until the swap.
@@ -139,4 +147,30 @@ func further(a, b progress) progress {
 		return b
 	}
 	return a
+}
+
+// belongsTo reports whether a record on claim c is this claim's: it names c's UID, or c was made
+// again on the record's new volume by the swap, or it was written before records named a UID.
+func (p progress) belongsTo(c *corev1.PersistentVolumeClaim) bool {
+	return p.Phase == phaseNone || p.ClaimUID == "" || p.ClaimUID == c.UID ||
+		(p.TargetVolume != "" && c.Spec.VolumeName == p.TargetVolume)
+}
+
+// volumeRecordBelongs reports whether a record found on a volume (from the swap on) is the one
+// of the migration of claim (nil when the claim does not exist), whose own record is onClaim: the
+// claim was made again on that volume; or it is gone in the middle of the swap; or it is the
+// source claim itself, whose record says the swap was reached (stopped or swapping). A record
+// that a rollback or another migration of a claim of that name left is none of these.
+func volumeRecordBelongs(p progress, claim *corev1.PersistentVolumeClaim, onClaim progress) bool {
+	switch {
+	case p.ClaimUID == "":
+		return true // written by an earlier build: as before
+	case claim == nil:
+		return p.Phase == phaseSwapping || p.Phase == phaseStarting
+	case claim.Spec.VolumeName == p.TargetVolume:
+		return true
+	case claim.UID == p.ClaimUID:
+		return onClaim.ClaimUID == p.ClaimUID && (onClaim.Phase == phaseStopped || onClaim.Phase == phaseSwapping)
+	}
+	return false
 }

@@ -87,7 +87,7 @@ func (r *Resource) ModifyPlan(ctx context.Context, req resource.ModifyPlanReques
 	}
 	s, err := plan.spec()
 	if err != nil {
-		resp.Diagnostics.AddAttributeError(path.Root("size"), "Invalid size", err.Error())
+		resp.Diagnostics.AddError("Invalid migration settings", err.Error())
 		return
 	}
 	m := r.migrator(client, s)
@@ -98,6 +98,9 @@ func (r *Resource) ModifyPlan(ctx context.Context, req resource.ModifyPlanReques
 	}
 	for _, p := range checkPlan(in) {
 		resp.Diagnostics.AddAttributeError(path.Root(p.Attribute), p.Summary, p.Detail)
+	}
+	for _, p := range planWarnings(in) {
+		resp.Diagnostics.AddAttributeWarning(path.Root(p.Attribute), p.Summary, p.Detail)
 	}
 }
 
@@ -116,7 +119,7 @@ func (r *Resource) Create(ctx context.Context, req resource.CreateRequest, resp 
 	}
 	s, err := plan.spec()
 	if err != nil {
-		resp.Diagnostics.AddAttributeError(path.Root("size"), "Invalid size", err.Error())
+		resp.Diagnostics.AddError("Invalid migration settings", err.Error())
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -149,7 +152,7 @@ func (r *Resource) Read(ctx context.Context, req resource.ReadRequest, resp *res
 		// the claim to make again, and the next destroy or apply makes it. Kept in state.
 		s, serr := state.spec()
 		if serr == nil {
-			if p, perr := r.migrator(client, s).volumeProgress(ctx); perr == nil && !p.Phase.beforeSwap() && p.Phase != phaseDone {
+			if p, perr := r.migrator(client, s).volumeProgress(ctx, nil, progress{}); perr == nil && !p.Phase.beforeSwap() && p.Phase != phaseDone {
 				tflog.Warn(ctx, "the claim is gone in the middle of a swap; kept in state for the next run to make it again", map[string]any{"claim": ns + "/" + name, "volume": p.TargetVolume})
 				resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 				return
