@@ -36,3 +36,11 @@ func RunKilledBeforeStart(ctx context.Context, m *Migrator) error {
 
 // ErrKilled is what such a run returns.
 var ErrKilled = errKilled
+
+// RunKilledAtSwap runs a migration that stops as a killed provider would once the copy is
+// verified and the swap is recorded, before anything of the swap is done.
+func RunKilledAtSwap(ctx context.Context, m *Migrator) error {
+	m.killAt = phaseSwapping
+	_, err := m.Run(ctx)
+	return err
+}

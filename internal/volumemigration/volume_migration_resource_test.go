@@ -273,7 +273,6 @@ resource "clusterstorage_volume_migration" "test" {
   storage_class     = %q
   image             = %q
   image_pull_policy = "Never"
-  host_network      = true
   delete_source     = %t
 }
 `, f.ns, claim, class, acctest.RsyncImage, deleteSource)
@@ -310,7 +309,7 @@ func TestAccVolumeMigration_deployment(t *testing.T) {
 	hostpath := f.hostpathClass(t, filepath.Join(f.base, "hostpath"))
 	sshd := acctest.StartSSHD(t)
 	huge := func(config string) string {
-		return strings.Replace(config, "host_network      = true", "host_network      = true\n  size              = \"1Pi\"", 1)
+		return strings.Replace(config, `image_pull_policy = "Never"`, "image_pull_policy = \"Never\"\n  size              = \"1Pi\"", 1)
 	}
 
 	resource.Test(t, resource.TestCase{
@@ -348,7 +347,7 @@ data "clusterstorage_volumes" "test" {
 			},
 			{
 				// The target class's one Available volume is 64Mi.
-				Config:      strings.Replace(f.config("data", f.target), "host_network      = true", "host_network      = true\n  size              = \"1Gi\"", 1),
+				Config:      strings.Replace(f.config("data", f.target), `image_pull_policy = "Never"`, "image_pull_policy = \"Never\"\n  size              = \"1Gi\"", 1),
 				PlanOnly:    true,
 				ExpectError: acctest.ErrorWords("has no Available volume of at least 1Gi on node " + f.node + ", where the source volume is"),
 			},
@@ -390,7 +389,7 @@ data "clusterstorage_volumes" "test" {
 				ImportStateId:                        f.ns + "/data",
 				ImportStateVerify:                    true,
 				ImportStateVerifyIdentifierAttribute: "id",
-				ImportStateVerifyIgnore:              []string{"image", "image_pull_policy", "host_network", "timeouts"},
+				ImportStateVerifyIgnore:              []string{"image", "image_pull_policy", "timeouts"},
 			},
 			{
 				// delete_source in an update: the kept source volume goes (its policy was Retain:
@@ -492,7 +491,7 @@ func TestAccVolumeMigration_restoreOnDestroy(t *testing.T) {
 	src, dst := f.restoreFixture(t)
 	srcPV, dstPV := filepath.Base(src), filepath.Base(dst)
 	restore := func(config string) string {
-		return strings.Replace(config, "host_network      = true", "host_network      = true\n  restore_on_destroy = true", 1)
+		return strings.Replace(config, `image_pull_policy = "Never"`, "image_pull_policy = \"Never\"\n  restore_on_destroy = true", 1)
 	}
 	var atMigration int
 	resource.Test(t, resource.TestCase{
@@ -531,7 +530,7 @@ func TestAccVolumeMigration_restoreResumed(t *testing.T) {
 	f := newFixture(t)
 	src, dst := f.restoreFixture(t)
 	srcPV, dstPV := filepath.Base(src), filepath.Base(dst)
-	config := strings.Replace(f.config("data", f.target), "host_network      = true", "host_network      = true\n  restore_on_destroy = true", 1)
+	config := strings.Replace(f.config("data", f.target), `image_pull_policy = "Never"`, "image_pull_policy = \"Never\"\n  restore_on_destroy = true", 1)
 	var atMigration int
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
@@ -549,7 +548,7 @@ func TestAccVolumeMigration_restoreResumed(t *testing.T) {
 					ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 					defer cancel()
 					s, done, err := volumemigration.RestoreSpec(ctx, f.client, volumemigration.Spec{
-						Namespace: f.ns, Claim: "data", Image: acctest.RsyncImage, PullPolicy: "Never", HostNetwork: true,
+						Namespace: f.ns, Claim: "data", Image: acctest.RsyncImage, PullPolicy: "Never",
 					}, srcPV)
 					if err != nil || done {
 						t.Fatalf("RestoreSpec: done %t, %v", done, err)
@@ -710,7 +709,7 @@ func testResume(t *testing.T, kill func(context.Context, *volumemigration.Migrat
 				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 				defer cancel()
 				m := &volumemigration.Migrator{Client: f.client, Spec: volumemigration.Spec{
-					Namespace: f.ns, Claim: "data", StorageClass: f.target, Image: acctest.RsyncImage, PullPolicy: "Never", HostNetwork: true,
+					Namespace: f.ns, Claim: "data", StorageClass: f.target, Image: acctest.RsyncImage, PullPolicy: "Never",
 				}, Log: func(msg string, fields map[string]any) { t.Logf("killed run: %s %v", msg, fields) }}
 				if err := kill(ctx, m); err != volumemigration.ErrKilled {
 					t.Fatalf("the killed run returned %v", err)
@@ -762,7 +761,7 @@ func TestAccVolumeMigration_rollback(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		Steps: []resource.TestStep{{
 			Config:      config,
-			ExpectError: acctest.ErrorRegexp(`the copy container cannot start: ErrImageNeverPull.* Everything was put back`),
+			ExpectError: acctest.ErrorRegexp(`the copy container cannot start: ErrImageNeverPull.* Rolled back.* Checked afterwards: claim \S+ \(the same claim\) is bound to its volume`),
 		}},
 	})
 	f.checkRolledBack(t, src)
@@ -804,7 +803,7 @@ func TestAccVolumeMigration_verifyMismatch(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		Steps: []resource.TestStep{{
 			Config:      f.config("data", f.target),
-			ExpectError: acctest.ErrorRegexp(`verifying the copy failed: [0-9]+ entries differ from the source after the copy \(rsync --checksum\): \S+ stray\.log.* Everything was put back`),
+			ExpectError: acctest.ErrorRegexp(`verifying the copy failed: [0-9]+ entries differ from the source after the copy \(rsync --checksum\): \S+ stray\.log.* Rolled back.* Checked afterwards: claim \S+ \(the same claim\) is bound to its volume`),
 		}},
 	})
 	f.checkRolledBack(t, src)
@@ -904,7 +903,6 @@ resource "clusterstorage_volume_migration" "db" {
   storage_class     = %q
   image             = %q
   image_pull_policy = "Never"
-  host_network      = true
   restore_on_destroy = true
 }
 
