@@ -2,7 +2,8 @@
 # The fault matrix (issue 29): every row of internal/faults' TestAccFaults_matrix against the
 # local cluster (`make dev-cluster` first; the matrix restarts its API server, stalls its etcd and
 # cuts its SSH connections, so nothing else may use the cluster meanwhile), then the matrix as a
-# Markdown table. `make test` runs the rows marked for CI only.
+# Markdown table; then every row of the k3s migration's fault matrix on the k3s-shaped node
+# (TestClusterK3sMigration_realNodeFaults). `make test` runs the rows marked for CI only.
 #
 #   FAULTS_CLI  the CLI the rows run under (default terraform: bin/terraform)
 set -euo pipefail
@@ -17,6 +18,10 @@ report="$ROOT/.acc/faults.tsv"
 status=0
 CGO_ENABLED=0 TF_ACC=1 TF_ACC_TERRAFORM_PATH="$ROOT/bin/$cli" FAULTS_ALL=1 FAULTS_REPORT="$report" \
 	go test -trimpath -count=1 -timeout 60m -run '^TestAccFaults_matrix$' ./internal/faults/ >&2 || status=$?
+# The k3s migration's fault matrix on the k3s-shaped node (node 3): `make test` runs its rows that
+# only a real node can check; every row here.
+CGO_ENABLED=0 TF_ACC=1 FAULTS_ALL=1 \
+	go test -trimpath -count=1 -timeout 60m -run '^TestClusterK3sMigration_realNodeFaults$' ./internal/k3smigration/ >&2 || status=$?
 
 printf '\nfault matrix, %s, %s\n\n' "$("bin/$cli" version 2>/dev/null | head -1)" "$(date -u +%Y-%m-%d)"
 printf '| fault | during | the faulted run | made, in no state | survived | leaked | lost | why not |\n|---|---|---|---|---|---|---|---|\n'

@@ -6,7 +6,10 @@
 #
 # Environment:
 #   CLUSTERSTORAGE_ACC_KUBECONFIG  run the acceptance tests against this cluster instead
-#   TEST_CLIS                      which CLIs run the acceptance suite (default: "terraform tofu")
+#   TEST_CLIS                      which CLIs run the whole acceptance suite (default: "terraform",
+#                                  Terraform 1.15.9)
+#   SUBSET_CLIS                    which CLIs run the tests where CLIs can differ, CLI_RUN (default:
+#                                  "tofu", OpenTofu 1.12.6)
 #   SMOKE_CLIS                     which CLIs run only its smoke subset, SMOKE_RUN (default:
 #                                  "terraform1.5", the oldest supported Terraform)
 #   FIRST_CLI_ONLY                 acceptance tests only the first of TEST_CLIS runs (a regex;
@@ -18,14 +21,23 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 export PATH="$ROOT/bin:$PATH"
 
-TEST_CLIS="${TEST_CLIS:-terraform tofu}"
+TEST_CLIS="${TEST_CLIS:-terraform}"
+SUBSET_CLIS="${SUBSET_CLIS-tofu}"
 SMOKE_CLIS="${SMOKE_CLIS-terraform1.5}"
+# What a second CLI can change: how it plans and applies each type (one lifecycle of each, with its
+# import), moved blocks, write-only attributes, unknown values at plan, an interrupt (Ctrl-C, as the
+# CLI passes it on). What the provider does on the cluster is the same under any CLI and runs
+# under TEST_CLIS only: the Helm machinery, the guards, the fault rows, the k3s migration's steps,
+# the migration's phases.
+CLI_RUN='^TestAcc(Provider_.*|StorageClass_(lifecycle|movedFromKubernetes)|LocalPV_(lifecycle|movedFromKubernetes|importUnpinned)|StorageBackend_(openebsLifecycle|writeOnly|movedFromHelmRelease|interrupted|unknownAtPlan)|StorageBenchmark_(storageClass|interrupt)|StorageCapacity_storageClass|StorageComparison_targetsUnknownAtPlan|K3sDataDirMigration_basic|VolumeMigration_(deployment|resumeAfterClaimDeleted))$'
+
 # One test of each resource and data source kind that needs no backend install: the provider's
 # configuration, a class, a local volume, a benchmark of a node path.
 SMOKE_RUN='^TestAcc(Provider_.*|StorageClass_lifecycle|LocalPV_lifecycle|StorageBenchmark_nodePath)$'
-# The storage backend's tests of what no CLI takes part in (the Helm machinery: chart versions and
-# sources, preflight checks, the destroy guard, foreign and killed Helm 3 releases, Longhorn,
-# Mayastor) run under the first CLI only: they are half of the backend package's time, and the
+# When TEST_CLIS names several CLIs (TEST_CLIS="terraform tofu" SUBSET_CLIS= runs the whole suite
+# under both), the storage backend's tests of what no CLI takes part in (the Helm machinery: chart
+# versions and sources, preflight checks, the destroy guard, foreign and killed Helm 3 releases,
+# Longhorn, Mayastor) run under the first CLI only: they are half of the backend package's time, and the
 # backend package is the suite's longest path. Under every CLI run its lifecycle, drift, unknown
 # values at plan, write-only values, imports and moves, interrupted and killed applies, and the
 # forced destroy: what a CLI's protocol and its handling of signals can change. The fault matrix's
@@ -49,7 +61,7 @@ export TF_ACC_PROVIDER_NAMESPACE=hashicorp
 log "installing the Debian packages the tests use"
 scripts/deps.sh
 
-for cli in $TEST_CLIS; do
+for cli in $TEST_CLIS $SUBSET_CLIS; do
 	log "building $cli"
 	make --no-print-directory "bin/$cli"
 done
@@ -140,7 +152,10 @@ whole=()
 for cli in $TEST_CLIS; do
 	whole+=("$cli${whole[0]:+${FIRST_CLI_ONLY:+!$FIRST_CLI_ONLY}}")
 done
-log "acceptance tests under: $TEST_CLIS${SMOKE_CLIS:+ (and the smoke subset under $SMOKE_CLIS)}"
+for cli in $SUBSET_CLIS; do
+	whole+=("$cli:$CLI_RUN")
+done
+log "acceptance tests under: $TEST_CLIS${SUBSET_CLIS:+ (the tests where CLIs differ under $SUBSET_CLIS)}${SMOKE_CLIS:+ (and the smoke subset under $SMOKE_CLIS)}"
 scripts/acc.sh "${whole[@]}" "${smoke[@]}" || status=1
 
 log "unit and integration tests (they ran beside the tests above)"
