@@ -403,6 +403,7 @@ func (r podRun) wait(ctx context.Context, last *corev1.Pod, what string, done fu
 				if err := r.cannotStart(ctx); err != nil {
 					return false, "", err
 				}
+				r.sweepWhileWaiting(ctx)
 			}
 			for _, cs := range p.Status.ContainerStatuses {
 				if w := cs.State.Waiting; w != nil {
@@ -418,6 +419,48 @@ func (r podRun) wait(ctx context.Context, last *corev1.Pod, what string, done fu
 		pod = last
 	}
 	return pod, err
+}
+
+// sweepWhileWaiting sweeps the namespace again while this run's pod waits: a run killed just
+// before this one started still had a fresh heartbeat at the sweep before it, and may hold the
+// only volume of a class of static volumes. Once its heartbeat is stale it is removed (its claim
+// with it, so its volume is Available again and this run's claim binds). Problems are logged:
+// the wait goes on, and its error names the runs that hold volumes (holders).
+func (r podRun) sweepWhileWaiting(ctx context.Context) {
+	if r.Target.Kind != TargetStorageClass {
+		return
+	}
+	done, err := sweep(ctx, r.Client, r.Target.Namespace, time.Now(), r.log)
+	if len(done) > 0 {
+		r.log("removed what a killed run left while this run waited", map[string]any{"runs": strings.Join(done, "; ")})
+	}
+	if err != nil {
+		r.log("sweeping while waiting failed", map[string]any{"error": err.Error()})
+	}
+}
+
+// holders names the other runs of the namespace whose claims on the run's class are bound (they
+// hold a volume this run's claim may be waiting for), with how long ago each one's heartbeat was
+// renewed: alive, or about to be swept.
+func (r podRun) holders(ctx context.Context) []string {
+	sel := metav1.ListOptions{LabelSelector: LabelRun + "," + labelManagedBy + "=" + managedBy}
+	claims, err := r.Client.CoreV1().PersistentVolumeClaims(r.Target.Namespace).List(ctx, sel)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, c := range claims.Items {
+		if c.Labels[LabelRun] == r.RunID || c.Spec.VolumeName == "" || c.Spec.StorageClassName == nil || *c.Spec.StorageClassName != r.Target.Name {
+			continue
+		}
+		beat := "no heartbeat"
+		if t, err := time.Parse(time.RFC3339Nano, c.Annotations[AnnotationHeartbeat]); err == nil {
+			beat = fmt.Sprintf("its heartbeat renewed %s ago", time.Since(t).Round(time.Second))
+		}
+		out = append(out, fmt.Sprintf("run %s holds volume %s with claim %s (%s; a run whose heartbeat is older than %s is removed by the next run)",
+			c.Labels[LabelRun], c.Spec.VolumeName, c.Name, beat, heartbeatStale))
+	}
+	return out
 }
 
 // cannotStart reads the pod's events and returns an error when they show it can never start: the
@@ -507,6 +550,11 @@ func (r podRun) explain(err error) error {
 	if r.Target.Kind == TargetStorageClass {
 		if pvc, gerr := r.Client.CoreV1().PersistentVolumeClaims(r.Target.Namespace).Get(ctx, r.name(), metav1.GetOptions{}); gerr == nil {
 			fmt.Fprintf(&b, "\n\nThe claim was %s.", pvc.Status.Phase)
+			if pvc.Status.Phase == corev1.ClaimPending {
+				if held := r.holders(ctx); len(held) > 0 {
+					fmt.Fprintf(&b, " Other benchmark runs hold volumes of StorageClass %s: %s.", r.Target.Name, strings.Join(held, "; "))
+				}
+			}
 		}
 	}
 	return errors.New(b.String())
