@@ -39,14 +39,15 @@
 # machine.env), the SSH client key and known_hosts for the nodes (ssh/), and nodes.json, which
 # tells tests every node's name, address, zone, SSH endpoint and disks.
 #
-# Pods must use hostNetwork: true (there is no pod network, no kube-proxy and
-# no DNS) and imagePullPolicy: Never with one of the images built here:
+# There is no pod network, no kube-proxy, no DNS and no registry: a MutatingAdmissionPolicy of
+# this cluster (testdata/pod-network-policy.yaml, applied by every `up`) gives every new pod
+# hostNetwork: true, KUBERNETES_SERVICE_HOST=127.0.0.1 and KUBERNETES_SERVICE_PORT=<API port> on
+# each container that does not set them, and imagePullPolicy: Never, so pods need none of that
+# in their own spec. Their images are the ones built here:
 #   localhost/clusterstorage/pause:3.10   sandbox image
 #   localhost/clusterstorage/fio:3.33     Debian's fio + busybox (sh, cat, ...)
 #   localhost/clusterstorage/busybox:1    busybox-static
 #   localhost/clusterstorage/rsync:3      Debian's rsync + busybox (volume migration copies)
-# A pod that talks to the API sets KUBERNETES_SERVICE_HOST=127.0.0.1 and
-# KUBERNETES_SERVICE_PORT to the API port itself.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -1038,6 +1039,42 @@ check_ssh() {
 	((SECONDS - started < 5)) || log "node $(node_name "$1")'s sshd took $((SECONDS - started))s to run a command"
 }
 
+# --- the pod policy --------------------------------------------------------------
+
+# The test cluster's stand-in for a pod network (README.md, "Pods and the pod network"): a
+# MutatingAdmissionPolicy that gives every new pod hostNetwork: true, KUBERNETES_SERVICE_HOST/PORT
+# of the API server and imagePullPolicy: Never, so that pods run as their creators wrote them
+# (the provider's with its default host_network = false). Part of this cluster, never of the
+# provider.
+POD_POLICY=$HERE/testdata/pod-network-policy.yaml
+
+# pod_policy_probe: a new pod, created as a server-side dry run (nothing is stored), comes back
+# with the policy's fields.
+pod_policy_probe() {
+	local got
+	got=$(kubectl -n default create --dry-run=server -f - \
+		-o 'jsonpath={.spec.hostNetwork} {.spec.containers[0].imagePullPolicy} {.spec.containers[0].env[?(@.name=="KUBERNETES_SERVICE_HOST")].value}:{.spec.containers[0].env[?(@.name=="KUBERNETES_SERVICE_PORT")].value}' <<EOF
+apiVersion: v1
+kind: Pod
+metadata:
+  name: clusterstorage-pod-policy-probe
+spec:
+  containers:
+    - name: probe
+      image: $BUSYBOX_IMAGE
+EOF
+	) || return 1
+	[[ $got == "true Never 127.0.0.1:$APISERVER_PORT" ]]
+}
+
+# ensure_pod_policy: applies the policy (idempotent: server-side apply, on every up, also when the
+# cluster already runs) and waits until the API server applies it to new pods.
+ensure_pod_policy() {
+	sed "s|__API_PORT__|$APISERVER_PORT|g" "$POD_POLICY" |
+		kubectl apply --server-side --force-conflicts --field-manager=clusterstorage-cluster-sh -f - >/dev/null
+	wait_for "the pod policy to take effect (a dry-run pod gets hostNetwork, the API env, imagePullPolicy Never)" 60 kube-apiserver -- pod_policy_probe
+}
+
 # --- subcommands ----------------------------------------------------------------
 
 cmd_up() {
@@ -1045,6 +1082,7 @@ cmd_up() {
 	if [[ -f $KUBECONFIG_PATH && -f $STATE/nodes.json && -x $BIN/kube ]] && all_running && all_nodes_ready 2>/dev/null; then
 		log "already running; $NODE_COUNT node(s) Ready"
 		if on_host 1; then import_images; fi # any image built since (e.g. by a newer cluster.sh)
+		ensure_pod_policy # a cluster started by an older cluster.sh, or a changed policy
 		echo "$KUBECONFIG_PATH"
 		return 0
 	fi
@@ -1087,6 +1125,7 @@ cmd_up() {
 		check_ssh "$i"
 	done
 	wait_for "ServiceAccount default/default" 60 kube-controller-manager -- kubectl -n default get serviceaccount default
+	ensure_pod_policy
 	log "cluster up in $((SECONDS - start))s: $NODE_COUNT node(s) Ready, API https://127.0.0.1:$APISERVER_PORT"
 	echo "$KUBECONFIG_PATH"
 }

@@ -20,7 +20,7 @@ die() {
 kubectl() { "$BIN/kube" kubectl "$@"; }
 
 provisioner() { sed "s|__LOCAL_PATH_DIR__|$LOCAL_PATH_DIR|g" "$HERE/testdata/local-path-provisioner.yaml"; }
-claim() { cat "$HERE/testdata/local-path-claim.yaml"; }
+claim() { sed "s|__NODE__|$CLUSTERSTORAGE_NODE|g" "$HERE/testdata/local-path-claim.yaml"; }
 
 # poll DESCRIPTION TIMEOUT COMMAND...: until COMMAND succeeds, or fail.
 poll() {

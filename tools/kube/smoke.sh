@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # smoke.sh: proves that the cluster from cluster.sh runs real storage work.
-# A local PersistentVolume and a claim bound to it, a hostNetwork fio pod from
+# A local PersistentVolume and a claim bound to it, a fio pod from
 # the locally built image that writes into the volume; the pod must succeed,
 # its log must be readable through the API server and the file must be on
 # the node. Cleans up what it created. Run after `cluster.sh up`.
