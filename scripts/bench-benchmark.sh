@@ -155,7 +155,6 @@ data "clusterstorage_storage_benchmark" "bench" {
   node              = "$CLUSTERSTORAGE_NODE"
   image             = "$IMAGE"
   image_pull_policy = "Never"
-  host_network      = true
   profile           = "$PROFILE"
   size              = "$SIZE"
   runtime           = "$RUNTIME"

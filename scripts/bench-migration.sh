@@ -115,7 +115,6 @@ spec:
     metadata: {labels: {app: writer}}
     spec:
       terminationGracePeriodSeconds: 1
-      hostNetwork: true # the local cluster has no pod network
       containers:
         - name: writer
           image: $BUSYBOX
@@ -172,7 +171,6 @@ resource "clusterstorage_volume_migration" "bench" {
   storage_class     = "$ns-to"
   image             = "$RSYNC"
   image_pull_policy = "Never"
-  host_network      = true
 }
 
 output "downtime_seconds" { value = clusterstorage_volume_migration.bench.downtime_seconds }

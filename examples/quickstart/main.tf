@@ -86,7 +86,6 @@ data "clusterstorage_storage_comparison" "backends" {
 
   image             = var.fio_image
   image_pull_policy = "IfNotPresent"
-  host_network      = true
 
   depends_on = [clusterstorage_local_pv.disk]
 }

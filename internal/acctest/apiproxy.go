@@ -18,8 +18,9 @@ import (
 // the kubeconfig's credentials, so a pod's service account token is authorised exactly as if the
 // pod called the API server itself.
 //
-// It exists for fixture charts whose hook Jobs read the API with busybox wget (hostNetwork, no
-// other HTTP client in the images tools/kube/cluster.sh builds): busybox's TLS client cannot
+// It exists for fixture charts whose hook Jobs read the API with busybox wget (on the node's
+// network, which the local cluster's pod policy gives every pod; no other HTTP client in the
+// images tools/kube/cluster.sh builds): busybox's TLS client cannot
 // complete a handshake with an API server that has an ECDSA certificate (handshake failure,
 // alert 40), as the local cluster's has.
 func StartAPIProxy(t testing.TB) string {

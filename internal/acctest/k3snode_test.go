@@ -26,7 +26,6 @@ func TestClusterK3sNode_stopLeavesShims(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
 		Spec: corev1.PodSpec{
 			NodeName:                      k3s.Name,
-			HostNetwork:                   true,
 			TerminationGracePeriodSeconds: &zero,
 			Containers: []corev1.Container{{
 				Name: "sleeper", Image: BusyboxImage, ImagePullPolicy: corev1.PullNever,

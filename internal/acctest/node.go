@@ -59,7 +59,8 @@ const PauseImage = "localhost/clusterstorage/pause:3.10"
 
 // LocalCluster reports whether the test cluster is the project's local cluster, recognised by
 // its locally built pause image on a node. Pods there use the locally built images (never
-// pulled) and the host network; on other clusters tests use public images and the pod network.
+// pulled) and get the host network from the cluster's pod policy (tools/kube/README.md); on other
+// clusters tests use public images and the pod network.
 var LocalCluster = sync.OnceValue(func() bool {
 	cfg, err := clientcmd.BuildConfigFromFlags("", Kubeconfig())
 	if err != nil {

@@ -16,7 +16,9 @@ import (
 )
 
 // Images the local cluster builds and imports (tools/kube/cluster.sh); pods using them set
-// imagePullPolicy: Never and hostNetwork: true (the local cluster has no pod network).
+// imagePullPolicy: Never. They need no hostNetwork or KUBERNETES_SERVICE_HOST of their own: the
+// local cluster's pod policy (tools/kube/testdata/pod-network-policy.yaml) gives every new pod
+// those, as a pod network would.
 const (
 	BusyboxImage = "localhost/clusterstorage/busybox:1"
 	FioImage     = "localhost/clusterstorage/fio:3.33"

@@ -31,7 +31,6 @@ while true; do n=$((n + 1)); echo "record $n $(date +%s)" >> /data/records; sync
 func PodOnClaim(claim string, script string) corev1.PodSpec {
 	grace := int64(1)
 	return corev1.PodSpec{
-		HostNetwork:                   true,
 		TerminationGracePeriodSeconds: &grace,
 		Containers: []corev1.Container{{
 			Name: "writer", Image: BusyboxImage, ImagePullPolicy: corev1.PullNever,

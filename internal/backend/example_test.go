@@ -90,7 +90,6 @@ resource "clusterstorage_storage_backend" "openebs" {
 resource "clusterstorage_volume_migration" "off_longhorn" {
   image             = %[4]q
   image_pull_policy = "Never"
-  host_network      = true
 }
 `, f.repo, f.ns, class, acctest.RsyncImage))
 	vars := fmt.Sprintf("kubeconfig = %q\nhostpath_base_path = %q\n", acctest.Kubeconfig(), base)

@@ -73,19 +73,18 @@ func TestAccStorageBenchmark_cancel(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = client.CoreV1().PersistentVolumes().Delete(ctx, pvName, metav1.DeleteOptions{}) }) //nolint:errcheck // best effort
 
-	image, policy, hostNetwork := "localhost/clusterstorage/fio:3.33", "Never", true
+	image, policy := "localhost/clusterstorage/fio:3.33", "Never"
 	if img := os.Getenv("CLUSTERSTORAGE_ACC_FIO_IMAGE"); img != "" {
-		image, policy, hostNetwork = img, "", false
+		image, policy = img, ""
 	}
 	r := podRun{
-		Client:      client,
-		Target:      Target{Kind: TargetStorageClass, Name: class, Namespace: ns, VolumeSize: k8sresource.MustParse("1Gi")},
-		Spec:        testSpec(t, 5*time.Minute),
-		Image:       image,
-		PullPolicy:  policy,
-		HostNetwork: hostNetwork,
-		RunID:       id,
-		Log:         func(msg string, fields map[string]any) { t.Logf("%s %v", msg, fields) },
+		Client:     client,
+		Target:     Target{Kind: TargetStorageClass, Name: class, Namespace: ns, VolumeSize: k8sresource.MustParse("1Gi")},
+		Spec:       testSpec(t, 5*time.Minute),
+		Image:      image,
+		PullPolicy: policy,
+		RunID:      id,
+		Log:        func(msg string, fields map[string]any) { t.Logf("%s %v", msg, fields) },
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()

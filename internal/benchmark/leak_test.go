@@ -90,7 +90,6 @@ data "clusterstorage_storage_benchmark" "test" {
   namespace         = %q
   image             = "localhost/clusterstorage/busybox:1"
   image_pull_policy = "Never"
-  host_network      = true
   runtime           = "2s"
   size              = "1M"
 }

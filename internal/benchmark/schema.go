@@ -81,8 +81,10 @@ func (d *DataSource) Schema(ctx context.Context, _ datasource.SchemaRequest, res
 			Validators:          []validator.String{stringvalidator.OneOf("Always", "IfNotPresent", "Never")},
 		},
 		"host_network": schema.BoolAttribute{
-			Optional:            true,
-			MarkdownDescription: "Run the fio pod in the node's network namespace (default: `false`). Only needed on clusters without a pod network.",
+			Optional: true,
+			MarkdownDescription: "Run the fio pod in the node's network namespace (`hostNetwork`; default: `false`). An escape hatch for clusters " +
+				"without a pod network (no CNI plugin: a pod with a network namespace of its own never starts there). fio needs no network: on " +
+				"any other cluster leave it unset.",
 		},
 
 		// The fio job.

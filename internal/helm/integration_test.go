@@ -378,7 +378,6 @@ func provisionAndWrite(t *testing.T, k *cluster, basePath string) {
 		ObjectMeta: metav1.ObjectMeta{Name: "writer", Namespace: k.ns},
 		Spec: corev1.PodSpec{
 			NodeSelector:  onThisMachine,
-			HostNetwork:   true,
 			RestartPolicy: corev1.RestartPolicyNever,
 			Containers: []corev1.Container{{
 				Name: "w", Image: "localhost/clusterstorage/busybox:1", ImagePullPolicy: corev1.PullNever,

@@ -229,7 +229,7 @@ func (r *realK3s) startPod() func(dataDir string) error {
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
 		Spec: corev1.PodSpec{
-			NodeName: r.Name, HostNetwork: true, TerminationGracePeriodSeconds: &zero,
+			NodeName: r.Name, TerminationGracePeriodSeconds: &zero,
 			Containers: []corev1.Container{{Name: "sleeper", Image: acctest.BusyboxImage, ImagePullPolicy: corev1.PullNever, Command: []string{"sleep", "3609"}}},
 		},
 	}

@@ -460,15 +460,14 @@ func (f *fixture) writeThroughPod(class, dir string) resource.TestCheckFunc {
 				Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: k8sresource.MustParse("1Gi")}},
 			},
 		}
-		image, pull, hostNetwork := acctest.BusyboxImage, corev1.PullNever, true
+		image, pull := acctest.BusyboxImage, corev1.PullNever
 		if !acctest.LocalCluster() {
-			image, pull, hostNetwork = "busybox:1.36", corev1.PullIfNotPresent, false
+			image, pull = "busybox:1.36", corev1.PullIfNotPresent
 		}
 		pod := &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: claim, Namespace: ns},
 			Spec: corev1.PodSpec{
 				RestartPolicy: corev1.RestartPolicyNever,
-				HostNetwork:   hostNetwork,
 				Containers: []corev1.Container{{
 					Name: "writer", Image: image, ImagePullPolicy: pull,
 					Command:      []string{"sh", "-c", "echo hello from a pod > /data/hello"},

@@ -107,7 +107,6 @@ func writeOnNode(t *testing.T, client kubernetes.Interface, class string, want a
 			ObjectMeta: metav1.ObjectMeta{Name: claim, Namespace: ns},
 			Spec: corev1.PodSpec{
 				RestartPolicy: corev1.RestartPolicyNever,
-				HostNetwork:   true,
 				Containers: []corev1.Container{{
 					Name: "writer", Image: acctest.BusyboxImage, ImagePullPolicy: corev1.PullNever,
 					Command:      []string{"sh", "-c", "echo written on $NODE > /data/hello"},

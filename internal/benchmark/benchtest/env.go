@@ -57,10 +57,11 @@ func Setup(t *testing.T) *Env {
 }
 
 // PodAttributes are the data source's pod settings for the test cluster: the local cluster needs
-// its locally built image, never pulled, and the host network.
+// its locally built image, never pulled. host_network stays at its default (false): the local
+// cluster's pod policy (tools/kube/testdata/pod-network-policy.yaml) stands in for a pod network.
 func PodAttributes() string {
 	if acctest.LocalCluster() {
-		return fmt.Sprintf("  image             = %q\n  image_pull_policy = \"Never\"\n  host_network      = true\n", localFioImage)
+		return fmt.Sprintf("  image             = %q\n  image_pull_policy = \"Never\"\n", localFioImage)
 	}
 	image := os.Getenv(FioImageEnv)
 	if image == "" {
