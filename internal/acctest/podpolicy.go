@@ -23,10 +23,14 @@ import (
 // (tools/kube/testdata/pod-network-policy.yaml): CheckPodAsWritten's reference pods carry it.
 const PodPolicySkipAnnotation = "test-cluster.clusterstorage.io/pod-policy"
 
+// LocalImagePrefix begins the names of the images the local cluster builds and imports.
+const LocalImagePrefix = "localhost/clusterstorage/"
+
 // PodPolicyFields is what the local cluster's pod policy makes of a pod as written: hostNetwork
-// true; on every container and init container imagePullPolicy Never and, after the container's
-// own env, KUBERNETES_SERVICE_HOST=127.0.0.1 and KUBERNETES_SERVICE_PORT=apiPort where the
-// container sets neither name itself. Nothing else.
+// true; on every container and init container, after the container's own env,
+// KUBERNETES_SERVICE_HOST=127.0.0.1 and KUBERNETES_SERVICE_PORT=apiPort where the container does
+// not set that name itself, and imagePullPolicy Never where the image is one the cluster built
+// (LocalImagePrefix). Nothing else.
 func PodPolicyFields(spec corev1.PodSpec, apiPort string) corev1.PodSpec {
 	out := *spec.DeepCopy()
 	out.HostNetwork = true
@@ -34,7 +38,9 @@ func PodPolicyFields(spec corev1.PodSpec, apiPort string) corev1.PodSpec {
 	for _, containers := range [][]corev1.Container{out.InitContainers, out.Containers} {
 		for i := range containers {
 			c := &containers[i]
-			c.ImagePullPolicy = corev1.PullNever
+			if strings.HasPrefix(c.Image, LocalImagePrefix) {
+				c.ImagePullPolicy = corev1.PullNever
+			}
 			for _, v := range apiEnv {
 				if !hasEnv(c.Env, v.Name) {
 					c.Env = append(c.Env, v)

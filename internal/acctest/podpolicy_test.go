@@ -13,8 +13,9 @@ import (
 
 // The local cluster's pod policy (tools/kube/testdata/pod-network-policy.yaml) stands in for the
 // pod network it lacks: a pod written without hostNetwork, KUBERNETES_SERVICE_HOST/PORT or
-// imagePullPolicy Never is admitted with exactly those and nothing else changed (a container's
-// own KUBERNETES_SERVICE_HOST stays), and it runs and reaches the API server's address.
+// imagePullPolicy Never is admitted with exactly those (Never only for the cluster's own images)
+// and nothing else changed (a container's own KUBERNETES_SERVICE_HOST stays), and it runs and
+// sees the API server's address.
 func TestClusterPodPolicy(t *testing.T) {
 	client := Kube(t)
 	if !LocalCluster() {
@@ -76,6 +77,14 @@ func TestClusterPodPolicy(t *testing.T) {
 	}
 	if c := got.Spec.Containers[0]; env(c, "FOO") != "bar" || c.Env[0].Name != "FOO" {
 		t.Errorf("container plain: env %v: its own variable first, unchanged", c.Env)
+	}
+
+	// An image the cluster did not build keeps its pull policy (dry run only: it cannot be pulled).
+	other := written.DeepCopy()
+	other.Name = "other-image"
+	other.Spec.Containers[1].Image = "localhost:1/clusterstorage/not-ours:1"
+	if c := CheckPodAsWritten(t, client, other).Spec.Containers[1]; c.ImagePullPolicy != corev1.PullIfNotPresent {
+		t.Errorf("image %s: imagePullPolicy %s, want IfNotPresent (Kubernetes' default, as written)", c.Image, c.ImagePullPolicy)
 	}
 
 	// The pod as written runs (no pod network here: it has the node's) and sees the addresses.

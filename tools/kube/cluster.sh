@@ -42,8 +42,8 @@
 # There is no pod network, no kube-proxy, no DNS and no registry: a MutatingAdmissionPolicy of
 # this cluster (testdata/pod-network-policy.yaml, applied by every `up`) gives every new pod
 # hostNetwork: true, KUBERNETES_SERVICE_HOST=127.0.0.1 and KUBERNETES_SERVICE_PORT=<API port> on
-# each container that does not set them, and imagePullPolicy: Never, so pods need none of that
-# in their own spec. Their images are the ones built here:
+# each container that does not set them, and imagePullPolicy: Never for the images built here, so
+# pods need none of that in their own spec. The images:
 #   localhost/clusterstorage/pause:3.10   sandbox image
 #   localhost/clusterstorage/fio:3.33     Debian's fio + busybox (sh, cat, ...)
 #   localhost/clusterstorage/busybox:1    busybox-static
@@ -1043,9 +1043,9 @@ check_ssh() {
 
 # The test cluster's stand-in for a pod network (README.md, "Pods and the pod network"): a
 # MutatingAdmissionPolicy that gives every new pod hostNetwork: true, KUBERNETES_SERVICE_HOST/PORT
-# of the API server and imagePullPolicy: Never, so that pods run as their creators wrote them
-# (the provider's with its default host_network = false). Part of this cluster, never of the
-# provider.
+# of the API server and imagePullPolicy: Never for the images built here, so that pods run as
+# their creators wrote them (the provider's with its default host_network = false). Part of this
+# cluster, never of the provider.
 POD_POLICY=$HERE/testdata/pod-network-policy.yaml
 
 # pod_policy_probe: a new pod, created as a server-side dry run (nothing is stored), comes back
