@@ -70,6 +70,7 @@ func New(config *rest.Config, opts Options) (*Client, error) {
 			return nil, fmt.Errorf("helm: owner %q is not a valid label value: %s", opts.Owner, strings.Join(errs, "; "))
 		}
 	}
+	useFieldManager()
 	return &Client{config: rest.CopyConfig(config), cacheDir: dir, log: log, owner: opts.Owner}, nil
 }
 

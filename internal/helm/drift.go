@@ -4,14 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
-	helmkube "helm.sh/helm/v4/pkg/kube"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -27,11 +24,17 @@ const maxDriftPaths = 3
 // that is missing, or one with a field the manifest sets changed since (kubectl edit, kubectl
 // patch, another tool), with the first paths that differ, e.g.
 // "Deployment/openebs/openebs-localpv-provisioner (metadata.labels.tier)". It asks the API server
-// what applying the manifest again would change: a server-side apply, dry run and forced, by the
-// field manager Helm applies with. So the server's defaults and formats, and fields the chart
-// leaves to others (a Service's clusterIP, a controller's annotations), never count; a field the
-// chart sets and a controller changes (a Deployment's replicas under an autoscaler) does, as an
-// upgrade would take it back. An upgrade of the release puts everything listed back.
+// what an upgrade would change: a server-side apply, dry run, by the provider's field manager
+// (kube.FieldManager), forced as an upgrade forces. So the server's defaults and formats, and
+// fields the chart leaves to others (a Service's clusterIP, a controller's annotations), never
+// count; a field the chart sets that someone changed does, as an upgrade takes it back; a field
+// another manager writes through a subresource (an autoscaler's replicas through /scale, /status)
+// is neither applied by an upgrade nor counted (heldThroughSubresource). An upgrade of the
+// release puts everything listed back.
+//
+// Objects that cannot be checked (the credentials may not patch them, an admission webhook
+// refuses dry runs) do not stop the others: their failures come back as a *DriftCheckError beside
+// the drift of the rest.
 func (c *Client) ObjectDrift(ctx context.Context, st *Status) ([]string, error) {
 	cfg, err := c.actionConfig(st.Namespace)
 	if err != nil {
@@ -42,37 +45,110 @@ func (c *Client) ObjectDrift(ctx context.Context, st *Status) ([]string, error) 
 		return nil, fmt.Errorf("reading the manifest of release %s/%s: %w", st.Namespace, st.Name, err)
 	}
 	var drift []string
+	var failed []ObjectCheckFailure
 	for _, info := range infos {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		paths, err := objectDrift(ctx, info, st.Name, st.Namespace)
-		if err != nil {
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return nil, err
+		}
+		if err != nil {
+			failed = append(failed, ObjectCheckFailure{Object: infoName(info), Resource: info.Mapping.Resource.GroupResource().String(), Namespace: info.Namespace, Err: err})
+			continue
 		}
 		if paths != nil {
 			drift = append(drift, fmt.Sprintf("%s (%s)", infoName(info), strings.Join(paths, ", ")))
 		}
 	}
+	if len(failed) > 0 {
+		return drift, &DriftCheckError{Failures: failed}
+	}
 	return drift, nil
 }
 
+// ObjectCheckFailure is an object whose drift could not be checked.
+type ObjectCheckFailure struct {
+	// Object is "Kind/namespace/name" (or "Kind/name"), Resource "deployments.apps" and
+	// Namespace its namespace ("" for a cluster-scoped one).
+	Object, Resource, Namespace string
+	Err                         error
+}
+
+// Why says what failed and what the user can do about it.
+func (f ObjectCheckFailure) Why() string {
+	where := "cluster-wide"
+	if f.Namespace != "" {
+		where = "in namespace " + f.Namespace
+	}
+	switch {
+	case apierrors.IsForbidden(f.Err):
+		return fmt.Sprintf("%s: the provider's credentials may not read or dry-run patch it (%v); the drift check needs get and patch on %s %s "+
+			"(a server-side dry run is authorized as a patch)", f.Object, f.Err, f.Resource, where)
+	case strings.Contains(f.Err.Error(), "does not support dry run"):
+		return fmt.Sprintf("%s: an admission webhook refuses dry runs (%v); a webhook whose sideEffects are None or NoneOnDryRun lets it be checked", f.Object, f.Err)
+	default:
+		return fmt.Sprintf("%s: %v", f.Object, f.Err)
+	}
+}
+
+// DriftCheckError says which objects of a release ObjectDrift could not check.
+type DriftCheckError struct{ Failures []ObjectCheckFailure }
+
+func (e *DriftCheckError) Error() string {
+	why := make([]string, 0, len(e.Failures))
+	for _, f := range e.Failures {
+		why = append(why, f.Why())
+	}
+	return fmt.Sprintf("%d object(s) could not be checked for drift: %s", len(e.Failures), strings.Join(why, "; "))
+}
+
 // objectDrift returns what applying info's object of release name in namespace would change on the
-// live one, nil for nothing.
+// live one, nil for nothing. A dry run answers with the resourceVersion of the object it applied
+// to: when that is not the one read before (a controller wrote in between, e.g. a Deployment's
+// revision annotation), the object is read and the dry run made again.
 func objectDrift(ctx context.Context, info *resource.Info, name, namespace string) ([]string, error) {
-	h := resource.NewHelper(info.Client, info.Mapping).WithFieldManager(fieldManager()).DryRun(true)
-	live, err := h.Get(info.Namespace, info.Name)
-	if apierrors.IsNotFound(err) {
-		return []string{"missing"}, nil
+	h := resource.NewHelper(info.Client, info.Mapping).WithFieldManager(kube.FieldManager).DryRun(true)
+	for attempt := 1; ; attempt++ {
+		live, err := h.Get(info.Namespace, info.Name)
+		if apierrors.IsNotFound(err) {
+			return []string{"missing"}, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", infoName(info), err)
+		}
+		was, ok := live.(*unstructured.Unstructured)
+		if !ok {
+			return nil, fmt.Errorf("%s: the API server answered with an object of type %T", infoName(info), live)
+		}
+		is, err := dryRunApply(ctx, h, info, was, name, namespace)
+		if err != nil {
+			return nil, err
+		}
+		if is.GetResourceVersion() != was.GetResourceVersion() && attempt < maxDriftAttempts {
+			continue
+		}
+		return diffPaths("", withoutWriteFields(was), withoutWriteFields(is), nil), nil
 	}
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", infoName(info), err)
-	}
+}
+
+// maxDriftAttempts bounds how often objectDrift reads an object that keeps changing.
+const maxDriftAttempts = 3
+
+// dryRunApply returns what applying info's object over live would make of it: a server-side
+// apply, dry run, forced, without the fields held through a subresource.
+func dryRunApply(ctx context.Context, h *resource.Helper, info *resource.Info, live *unstructured.Unstructured, name, namespace string) (*unstructured.Unstructured, error) {
 	obj, ok := info.Object.(*unstructured.Unstructured)
 	if !ok {
 		return nil, fmt.Errorf("%s: the manifest gave an object of type %T", infoName(info), info.Object)
 	}
 	obj = markedAsHelms(obj, name, namespace)
+	held, err := heldThroughSubresource(live)
+	if err != nil {
+		return nil, err
+	}
+	withoutHeld(obj.Object, held)
 	data, err := runtime.Encode(unstructured.UnstructuredJSONScheme, obj)
 	if err != nil {
 		return nil, fmt.Errorf("encoding %s: %w", infoName(info), err)
@@ -85,11 +161,11 @@ func objectDrift(ctx context.Context, info *resource.Info, name, namespace strin
 		}
 		return nil, fmt.Errorf("a dry run of applying %s: %w", infoName(info), err)
 	}
-	was, is := withoutWriteFields(live), withoutWriteFields(applied)
-	if was == nil || is == nil {
+	is, ok := applied.(*unstructured.Unstructured)
+	if !ok {
 		return nil, fmt.Errorf("%s: the API server answered with an object of type %T", infoName(info), applied)
 	}
-	return diffPaths("", was, is, nil), nil
+	return is, nil
 }
 
 // markedAsHelms returns a copy of obj with the label and annotations Helm adds to every object it
@@ -109,18 +185,6 @@ func markedAsHelms(obj *unstructured.Unstructured, name, namespace string) *unst
 	ann["meta.helm.sh/release-name"], ann["meta.helm.sh/release-namespace"] = name, namespace
 	obj.SetAnnotations(ann)
 	return obj
-}
-
-// fieldManager is the field manager Helm applies with: helmkube.ManagedFieldsManager when set, else
-// the program's name, as Helm's own unexported getManagedFieldsManager decides.
-func fieldManager() string {
-	if helmkube.ManagedFieldsManager != "" {
-		return helmkube.ManagedFieldsManager
-	}
-	if os.Args[0] == "" {
-		return "unknown"
-	}
-	return filepath.Base(os.Args[0])
 }
 
 // withoutWriteFields returns obj's content without what every write changes (resourceVersion,

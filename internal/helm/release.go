@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"helm.sh/helm/v4/pkg/action"
@@ -14,6 +15,8 @@ import (
 	rcommon "helm.sh/helm/v4/pkg/release/common"
 	release "helm.sh/helm/v4/pkg/release/v1"
 	"helm.sh/helm/v4/pkg/storage/driver"
+
+	kubeconst "github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
 )
 
 // DefaultTimeout bounds an action whose Release has no Timeout.
@@ -205,6 +208,11 @@ func (c *Client) Upgrade(ctx context.Context, rel Release) (*Status, error) {
 		// Only for a server-side upgrade: Helm refuses the option with client-side apply, which
 		// "auto" keeps for a release made client-side (TestAccStorageBackend_movedFromHelmRelease).
 		act.ForceConflicts = serverSide(last)
+		if act.ForceConflicts {
+			if act.PostRenderer, err = c.prepareApply(ctx, cfg, last); err != nil {
+				return nil, fmt.Errorf("upgrading release %s/%s: %w", rel.Namespace, rel.Name, err)
+			}
+		}
 	}
 	c.log("helm upgrade %s in namespace %s: chart %s %s (wait=%t, timeout=%s)", rel.Name, rel.Namespace, rel.Chart.Metadata.Name, rel.Chart.Metadata.Version, rel.Wait, act.Timeout)
 	r, err := AsRelease(act.RunWithContext(ctx, rel.Name, rel.Chart, copyValues(rel.Values)))
@@ -465,6 +473,30 @@ func (c *Client) Recover(ctx context.Context, name, namespace string, timeout ti
 		return "", fmt.Errorf("marking release %s/%s revision %d failed: %w", namespace, name, last.Version, err)
 	}
 	return why + "; it has no deployed revision to roll back to, so it was marked failed and the next upgrade can run.", nil
+}
+
+// prepareApply readies the objects of release last for a server-side upgrade: the fields the
+// provider's former field managers own are taken over (takeOverFields), and it returns the
+// post-renderer that leaves the fields held through a subresource out of the applied objects
+// (leaveHeldFields), so that forcing conflicts never takes them.
+func (c *Client) prepareApply(ctx context.Context, cfg *action.Configuration, last *release.Release) (leaveHeldFields, error) {
+	none := leaveHeldFields{}
+	infos, err := cfg.KubeClient.Build(strings.NewReader(last.Manifest), false)
+	if err != nil {
+		return none, fmt.Errorf("reading the manifest of revision %d: %w", last.Version, err)
+	}
+	taken, err := takeOverFields(ctx, infos)
+	if err != nil {
+		return none, err
+	}
+	for _, t := range taken {
+		c.log("field manager %s took over the fields of %s", kubeconst.FieldManager, t)
+	}
+	held, err := heldFields(ctx, infos)
+	if err != nil {
+		return none, err
+	}
+	return leaveHeldFields{held: held, namespace: last.Namespace, log: c.log}, nil
 }
 
 // labels returns the release labels of an install or upgrade that makes

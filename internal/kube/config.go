@@ -60,8 +60,17 @@ const (
 	// DEVELOPMENT.md (Performance) for the measurements.
 	defaultQPS   = 500
 	defaultBurst = 1000
-	userAgent    = "terraform-provider-clusterstorage"
+	// userAgent is also the field manager of client-go's writes (client-go takes it from the
+	// user agent), so it is FieldManager.
+	userAgent = FieldManager
 )
+
+// FieldManager is the one field manager of every write the provider makes: Helm's server-side
+// applies and drift dry runs, and the classes, volumes and migrations written through client-go.
+// It never changes between releases of the provider (Helm would otherwise take the binary's file
+// name, terraform-provider-clusterstorage_vX.Y.Z, and each release would apply as a new manager:
+// fields a newer chart drops would stay, owned by the old one).
+const FieldManager = "terraform-provider-clusterstorage"
 
 // ErrNoConfiguration is returned when the kubernetes block names no cluster at all and the
 // provider does not run inside a pod.

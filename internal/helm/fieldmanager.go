@@ -1,0 +1,289 @@
+package helm
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
+	helmkube "helm.sh/helm/v4/pkg/kube"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/cli-runtime/pkg/resource"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+)
+
+// HelmCLIManager is the field manager of the Helm CLI's server-side applies (the binary's name):
+// a release installed with `helm` and then adopted has its fields owned by it.
+const HelmCLIManager = "helm"
+
+var fieldManagerOnce sync.Once
+
+// useFieldManager makes Helm apply as kube.FieldManager. Helm keeps its manager in a
+// process-wide variable (helmkube.ManagedFieldsManager) and, while it is empty, takes the
+// binary's file name, which a registry install names after the provider's version.
+func useFieldManager() {
+	fieldManagerOnce.Do(func() { helmkube.ManagedFieldsManager = kube.FieldManager })
+}
+
+// formerManager reports whether the provider takes the fields of manager over: the managers of
+// earlier builds (terraform-provider-clusterstorage_vX.Y.Z, or any other name of the provider's
+// binary) and the Helm CLI's.
+func formerManager(manager string) bool {
+	return manager != kube.FieldManager && (strings.HasPrefix(manager, kube.FieldManager) || manager == HelmCLIManager)
+}
+
+// takeOverFields merges the Apply entries of the former managers (formerManager) on the objects
+// of manifest into kube.FieldManager's, once per object, so that the next server-side apply
+// removes what a newer chart no longer sets: a field still owned by an old manager would stay.
+// It does what k8s.io/client-go/util/csaupgrade does for client-side apply's Update entries,
+// for Apply entries (which that package leaves alone). Each object is written with a JSON patch
+// of metadata.managedFields guarded by its resourceVersion, retried on a conflict. It returns
+// what it took over, as "Deployment/ns/name from terraform-provider-clusterstorage_v0.0.1".
+func takeOverFields(ctx context.Context, infos []*resource.Info) ([]string, error) {
+	var taken []string
+	for _, info := range infos {
+		if err := ctx.Err(); err != nil {
+			return taken, err
+		}
+		h := resource.NewHelper(info.Client, info.Mapping).WithFieldManager(kube.FieldManager)
+		var from []string
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			live, err := h.Get(info.Namespace, info.Name)
+			if apierrors.IsNotFound(err) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			var patch []byte
+			patch, from, err = takeOverPatch(live)
+			if err != nil || patch == nil {
+				return err
+			}
+			_, err = h.Patch(info.Namespace, info.Name, types.JSONPatchType, patch, &metav1.PatchOptions{})
+			return err
+		})
+		if err != nil {
+			return taken, fmt.Errorf("taking over the fields of %s from the provider's former field managers: %w", infoName(info), err)
+		}
+		if len(from) > 0 {
+			taken = append(taken, infoName(info)+" from "+strings.Join(from, ", "))
+		}
+	}
+	return taken, nil
+}
+
+// takeOverPatch returns the JSON patch that gives obj's former managers' Apply entries to
+// kube.FieldManager, and their names; nil when there are none.
+func takeOverPatch(obj runtime.Object) ([]byte, []string, error) {
+	accessor, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, nil, err
+	}
+	entries, from, err := takeOverEntries(accessor.GetManagedFields())
+	if err != nil || len(from) == 0 {
+		return nil, nil, err
+	}
+	patch, err := json.Marshal([]map[string]any{
+		{"op": "replace", "path": "/metadata/managedFields", "value": entries},
+		// "replace" rather than "test", as csaupgrade does: a changed object is then a 409
+		// conflict (retried), not an invalid request.
+		{"op": "replace", "path": "/metadata/resourceVersion", "value": accessor.GetResourceVersion()},
+	})
+	return patch, from, err
+}
+
+// takeOverEntries returns entries with the former managers' Apply entries of the object itself
+// (not of a subresource) merged into kube.FieldManager's (the union of their field sets), and
+// the managers merged. Without an entry of kube.FieldManager, the most recent former one
+// (managedFields are kept most recent first) becomes it.
+func takeOverEntries(entries []metav1.ManagedFieldsEntry) ([]metav1.ManagedFieldsEntry, []string, error) {
+	apply := func(e metav1.ManagedFieldsEntry) bool {
+		return e.Operation == metav1.ManagedFieldsOperationApply && e.Subresource == ""
+	}
+	target := slices.IndexFunc(entries, func(e metav1.ManagedFieldsEntry) bool { return apply(e) && e.Manager == kube.FieldManager })
+	var former []int
+	for i, e := range entries {
+		if apply(e) && formerManager(e.Manager) {
+			former = append(former, i)
+		}
+	}
+	if len(former) == 0 {
+		return entries, nil, nil
+	}
+	if target < 0 {
+		target = former[0]
+	}
+	union := &fieldpath.Set{}
+	var from []string
+	for _, i := range append([]int{target}, former...) {
+		var s fieldpath.Set
+		if entries[i].FieldsV1 != nil {
+			if err := s.FromJSON(bytes.NewReader(entries[i].FieldsV1.Raw)); err != nil {
+				return nil, nil, fmt.Errorf("reading the fields of manager %q: %w", entries[i].Manager, err)
+			}
+		}
+		union = union.Union(&s)
+		if entries[i].Manager != kube.FieldManager && !slices.Contains(from, entries[i].Manager) {
+			from = append(from, entries[i].Manager)
+		}
+	}
+	raw, err := union.ToJSON()
+	if err != nil {
+		return nil, nil, err
+	}
+	merged := *entries[target].DeepCopy()
+	merged.Manager = kube.FieldManager
+	merged.FieldsV1 = &metav1.FieldsV1{Raw: raw}
+	out := make([]metav1.ManagedFieldsEntry, 0, len(entries))
+	for i, e := range entries {
+		switch {
+		case i == target:
+			out = append(out, merged)
+		case !slices.Contains(former, i):
+			out = append(out, e)
+		}
+	}
+	sort.Strings(from)
+	return out, from, nil
+}
+
+// heldThroughSubresource returns the fields of obj that a manager other than kube.FieldManager
+// last wrote through a subresource (/scale: a HorizontalPodAutoscaler, `kubectl scale`;
+// /status), as paths of field names (e.g. ["spec", "replicas"]). Those are a controller's: the
+// provider neither applies them nor counts them as drift. Fields in lists are left out (no
+// subresource writes into one).
+func heldThroughSubresource(obj metav1.Object) ([][]string, error) {
+	var out [][]string
+	for _, e := range obj.GetManagedFields() {
+		if e.Subresource == "" || e.Manager == kube.FieldManager || e.FieldsV1 == nil {
+			continue
+		}
+		var s fieldpath.Set
+		if err := s.FromJSON(bytes.NewReader(e.FieldsV1.Raw)); err != nil {
+			return nil, fmt.Errorf("reading the fields of manager %q (subresource %s): %w", e.Manager, e.Subresource, err)
+		}
+		s.Leaves().Iterate(func(p fieldpath.Path) {
+			names := make([]string, 0, len(p))
+			for _, pe := range p {
+				if pe.FieldName == nil {
+					return
+				}
+				names = append(names, *pe.FieldName)
+			}
+			if len(names) > 0 {
+				out = append(out, names)
+			}
+		})
+	}
+	return out, nil
+}
+
+// withoutHeld removes paths from obj in place and returns the dotted names of those it had.
+func withoutHeld(obj map[string]any, paths [][]string) []string {
+	var removed []string
+	for _, p := range paths {
+		if _, found, _ := unstructured.NestedFieldNoCopy(obj, p...); found { //nolint:errcheck // a wrong type is not found
+			unstructured.RemoveNestedField(obj, p...)
+			removed = append(removed, strings.Join(p, "."))
+		}
+	}
+	return removed
+}
+
+// objectKey names an object in a manifest: API group, kind, namespace ("" for a cluster-scoped
+// object) and name.
+type objectKey struct{ group, kind, namespace, name string }
+
+// heldFields returns, for each object of infos that has any, the fields held through a
+// subresource (heldThroughSubresource).
+func heldFields(ctx context.Context, infos []*resource.Info) (map[objectKey][][]string, error) {
+	out := map[objectKey][][]string{}
+	for _, info := range infos {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		live, err := resource.NewHelper(info.Client, info.Mapping).Get(info.Namespace, info.Name)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", infoName(info), err)
+		}
+		accessor, err := meta.Accessor(live)
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", infoName(info), err)
+		}
+		paths, err := heldThroughSubresource(accessor)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", infoName(info), err)
+		}
+		if len(paths) > 0 {
+			gvk := info.Mapping.GroupVersionKind
+			out[objectKey{gvk.Group, gvk.Kind, info.Namespace, info.Name}] = paths
+		}
+	}
+	return out, nil
+}
+
+// leaveHeldFields is a Helm post-renderer that removes, from the rendered objects, the fields
+// held through a subresource on the live ones, so an upgrade neither forces nor changes them (a
+// chart's replicas under an autoscaler). namespace is the release's, which Helm gives the
+// objects that name none.
+type leaveHeldFields struct {
+	held      map[objectKey][][]string
+	namespace string
+	log       Logf
+}
+
+func (p leaveHeldFields) Run(rendered *bytes.Buffer) (*bytes.Buffer, error) {
+	if len(p.held) == 0 {
+		return rendered, nil
+	}
+	nodes, err := kio.ParseAll(rendered.String())
+	if err != nil {
+		return nil, fmt.Errorf("reading the rendered manifest: %w", err)
+	}
+	for _, n := range nodes {
+		group := ""
+		if g, _, ok := strings.Cut(n.GetApiVersion(), "/"); ok {
+			group = g
+		}
+		key := objectKey{group, n.GetKind(), n.GetNamespace(), n.GetName()}
+		paths, ok := p.held[key]
+		if !ok && key.namespace == "" {
+			key.namespace = p.namespace
+			paths, ok = p.held[key]
+		}
+		if !ok {
+			continue
+		}
+		for _, path := range paths {
+			parent, err := n.Pipe(kyaml.Lookup(path[:len(path)-1]...))
+			if err != nil || parent == nil {
+				continue
+			}
+			if cleared, err := parent.Pipe(kyaml.Clear(path[len(path)-1])); err == nil && cleared != nil {
+				p.log("leaving %s of %s/%s to the manager that writes it through a subresource", strings.Join(path, "."), key.kind, key.name)
+			}
+		}
+	}
+	out, err := kio.StringAll(nodes)
+	if err != nil {
+		return nil, fmt.Errorf("writing the rendered manifest: %w", err)
+	}
+	return bytes.NewBufferString(out), nil
+}

@@ -1,0 +1,187 @@
+package helm
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
+)
+
+func entry(manager string, op metav1.ManagedFieldsOperationType, subresource, fields string) metav1.ManagedFieldsEntry {
+	return metav1.ManagedFieldsEntry{Manager: manager, Operation: op, APIVersion: "apps/v1", FieldsType: "FieldsV1",
+		Subresource: subresource, FieldsV1: &metav1.FieldsV1{Raw: []byte(fields)}}
+}
+
+func TestFormerManager(t *testing.T) {
+	for name, want := range map[string]bool{
+		kube.FieldManager:                          false,
+		"terraform-provider-clusterstorage_v0.0.1": true,
+		"terraform-provider-clusterstorage_v1.2.3": true,
+		"terraform-provider-clusterstorage.exe":    true,
+		"helm":                                     true,
+		"helm-controller":                          false,
+		"kubectl-edit":                             false,
+		"terraform-provider-helm_v3.1.2":           false,
+	} {
+		if got := formerManager(name); got != want {
+			t.Errorf("formerManager(%q) = %t, want %t", name, got, want)
+		}
+	}
+}
+
+func TestTakeOverEntries(t *testing.T) {
+	apply, update := metav1.ManagedFieldsOperationApply, metav1.ManagedFieldsOperationUpdate
+	old := entry("terraform-provider-clusterstorage_v0.0.1", apply, "", `{"f:metadata":{"f:annotations":{"f:a":{},"f:b":{}}}}`)
+	older := entry("terraform-provider-clusterstorage_v0.0.0", apply, "", `{"f:spec":{"f:paused":{}}}`)
+	cli := entry("helm", apply, "", `{"f:spec":{"f:minReadySeconds":{}}}`)
+	ours := entry(kube.FieldManager, apply, "", `{"f:metadata":{"f:annotations":{"f:a":{}}}}`)
+	edit := entry("kubectl-edit", update, "", `{"f:spec":{"f:replicas":{}}}`)
+	scale := entry("hpa", update, "scale", `{"f:spec":{"f:replicas":{}}}`)
+	oldStatus := entry("terraform-provider-clusterstorage_v0.0.1", apply, "status", `{"f:status":{}}`)
+	for _, tc := range []struct {
+		name     string
+		in       []metav1.ManagedFieldsEntry
+		managers []string // of the result, in order
+		fields   string   // the provider's entry, "" when none
+		from     []string
+	}{
+		{"nothing to take", []metav1.ManagedFieldsEntry{ours, edit, scale}, []string{kube.FieldManager, "kubectl-edit", "hpa"}, `{"f:metadata":{"f:annotations":{"f:a":{}}}}`, nil},
+		{"an older build's entry becomes the provider's", []metav1.ManagedFieldsEntry{edit, old, scale},
+			[]string{"kubectl-edit", kube.FieldManager, "hpa"}, `{"f:metadata":{"f:annotations":{"f:a":{},"f:b":{}}}}`, []string{old.Manager}},
+		{"merged into the provider's entry", []metav1.ManagedFieldsEntry{ours, old, older, cli, edit},
+			[]string{kube.FieldManager, "kubectl-edit"}, `{"f:metadata":{"f:annotations":{"f:a":{},"f:b":{}}},"f:spec":{"f:minReadySeconds":{},"f:paused":{}}}`,
+			[]string{"helm", older.Manager, old.Manager}},
+		{"subresource and Update entries are left", []metav1.ManagedFieldsEntry{oldStatus, entry("helm", update, "", `{"f:spec":{}}`)},
+			[]string{old.Manager, "helm"}, "", nil},
+	} {
+		got, from, err := takeOverEntries(tc.in)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		var managers []string
+		fields := ""
+		for _, e := range got {
+			managers = append(managers, e.Manager)
+			if e.Manager == kube.FieldManager {
+				fields = string(e.FieldsV1.Raw)
+				if e.Operation != apply {
+					t.Errorf("%s: the provider's entry is %s", tc.name, e.Operation)
+				}
+			}
+		}
+		if !slices.Equal(managers, tc.managers) || fields != tc.fields || !slices.Equal(from, tc.from) {
+			t.Errorf("%s:\n got managers %q fields %s from %q\nwant managers %q fields %s from %q", tc.name, managers, fields, from, tc.managers, tc.fields, tc.from)
+		}
+	}
+	// The input is left as it was.
+	if in := []metav1.ManagedFieldsEntry{old}; func() bool { _, _, _ = takeOverEntries(in); return in[0].Manager != old.Manager }() {
+		t.Error("takeOverEntries changed its input")
+	}
+}
+
+func TestTakeOverPatch(t *testing.T) {
+	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "c", "resourceVersion": "42"}}}
+	obj.SetManagedFields([]metav1.ManagedFieldsEntry{entry("terraform-provider-clusterstorage_v0.0.1", metav1.ManagedFieldsOperationApply, "", `{"f:data":{"f:a":{}}}`)})
+	patch, from, err := takeOverPatch(obj)
+	if err != nil || len(from) != 1 {
+		t.Fatalf("takeOverPatch: %v %q", err, from)
+	}
+	var ops []struct {
+		Op, Path string
+		Value    json.RawMessage
+	}
+	if err := json.Unmarshal(patch, &ops); err != nil {
+		t.Fatal(err)
+	}
+	if len(ops) != 2 || ops[0].Path != "/metadata/managedFields" || !strings.Contains(string(ops[0].Value), `"manager":"`+kube.FieldManager+`"`) ||
+		ops[1].Op != "replace" || ops[1].Path != "/metadata/resourceVersion" || string(ops[1].Value) != `"42"` {
+		t.Errorf("patch %s", patch)
+	}
+	obj.SetManagedFields([]metav1.ManagedFieldsEntry{entry(kube.FieldManager, metav1.ManagedFieldsOperationApply, "", `{"f:data":{}}`)})
+	if patch, _, err := takeOverPatch(obj); err != nil || patch != nil {
+		t.Errorf("nothing to take over: patch %s, %v", patch, err)
+	}
+}
+
+func TestHeldThroughSubresource(t *testing.T) {
+	obj := &unstructured.Unstructured{Object: map[string]any{}}
+	obj.SetManagedFields([]metav1.ManagedFieldsEntry{
+		entry(kube.FieldManager, metav1.ManagedFieldsOperationApply, "", `{"f:spec":{"f:replicas":{}}}`),
+		entry("kubectl-edit", metav1.ManagedFieldsOperationUpdate, "", `{"f:spec":{"f:paused":{}}}`),
+		entry("hpa", metav1.ManagedFieldsOperationUpdate, "scale", `{"f:spec":{"f:replicas":{}}}`),
+		entry("kube-controller-manager", metav1.ManagedFieldsOperationUpdate, "status", `{"f:status":{"f:conditions":{".":{},"k:{\"type\":\"Available\"}":{"f:status":{}}},"f:replicas":{}}}`),
+	})
+	got, err := heldThroughSubresource(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range got {
+		names = append(names, strings.Join(p, "."))
+	}
+	slices.Sort(names)
+	if want := []string{"spec.replicas", "status.replicas"}; !slices.Equal(names, want) {
+		t.Errorf("held %q, want %q (no path into a list)", names, want)
+	}
+	m := map[string]any{"spec": map[string]any{"replicas": int64(1), "paused": false}}
+	if removed := withoutHeld(m, got); !slices.Equal(removed, []string{"spec.replicas"}) || len(m["spec"].(map[string]any)) != 1 { //nolint:forcetypeassert // built above
+		t.Errorf("withoutHeld removed %q, left %v", removed, m)
+	}
+}
+
+func TestLeaveHeldFields(t *testing.T) {
+	rendered := `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: d
+  annotations:
+    postrenderer.helm.sh/postrender-filename: templates/d.yaml
+spec:
+  replicas: 1
+  paused: false
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: other
+  namespace: elsewhere
+spec:
+  replicas: 2
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: d
+data:
+  a: b
+`
+	var logged []string
+	p := leaveHeldFields{namespace: "ns", log: func(f string, a ...any) { logged = append(logged, f) },
+		held: map[objectKey][][]string{
+			{"apps", "Deployment", "ns", "d"}:          {{"spec", "replicas"}, {"spec", "absent"}},
+			{"apps", "Deployment", "ns", "other"}:      {{"spec", "replicas"}}, // another namespace
+			{"", "ConfigMap", "ns", "missing"}:         {{"data"}},
+			{"apps", "StatefulSet", "", "cluster-one"}: {{"spec", "replicas"}},
+		}}
+	out, err := p.Run(bytes.NewBufferString(rendered))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	if strings.Count(got, "replicas:") != 1 || !strings.Contains(got, "replicas: 2") || !strings.Contains(got, "paused: false") ||
+		!strings.Contains(got, "postrenderer.helm.sh/postrender-filename: templates/d.yaml") || !strings.Contains(got, "a: b") {
+		t.Errorf("post-rendered:\n%s", got)
+	}
+	if len(logged) != 1 {
+		t.Errorf("logged %d lines, want 1", len(logged))
+	}
+	if out, err := (leaveHeldFields{}).Run(bytes.NewBufferString(rendered)); err != nil || out.String() != rendered {
+		t.Errorf("nothing held: %v\n%s", err, out)
+	}
+}
