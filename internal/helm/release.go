@@ -459,7 +459,10 @@ func (c *Client) Recover(ctx context.Context, name, namespace string, timeout ti
 		rb.WaitForJobs = true
 		rb.Timeout = timeout
 		rb.CleanupOnFail = true
-		rb.ForceConflicts = serverSide(last) // as Upgrade: the rollback applies as the last revision did
+		// Helm's "auto" applies a rollback as the target revision was applied, and refuses to force
+		// conflicts with client-side apply: a mixed history (a Helm 3 revision, then a Helm 4 one)
+		// has them differ.
+		rb.ForceConflicts = serverSide(deployed)
 		rb.MaxHistory = maxHistory
 		if err := rb.Run(name); err != nil {
 			return "", fmt.Errorf("rolling release %s/%s back from %s revision %d to revision %d: %w", namespace, name, stuck, last.Version, deployed.Version, err)
