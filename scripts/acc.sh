@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The acceptance suite under several CLIs at once, on one cluster (called by scripts/test.sh).
 #
-#   scripts/acc.sh CLI... [CLI!SKIP...] [CLI:REGEX...]
+#   scripts/acc.sh CLI[*N]... [CLI!SKIP...] [CLI:REGEX...]
 #
-# A plain CLI runs every acceptance test; CLI!SKIP every one but those SKIP matches (go test
-# -skip: tests of CLI-independent machinery that another CLI runs). CLI:REGEX runs only the tests
+# A plain CLI runs every acceptance test; CLI*N does so with N workers that share the packages
+# (each package runs once, by the first worker to start it: a claim under .acc/claims), so that
+# packages of different lock groups run side by side under one CLI; CLI!SKIP every one but those
+# SKIP matches (go test -skip: tests of CLI-independent machinery that another CLI runs). CLI:REGEX runs only the tests
 # REGEX matches, in the packages that have one (the oldest supported Terraform runs a smoke subset
 # this way).
 # One worker per CLI runs the acceptance tests (TestAcc*) package by package, one package at a
@@ -24,7 +26,11 @@ cd "$ROOT"
 TESTARGS="${TESTARGS:-}"
 LOCKS="$ROOT/.acc/locks"
 LOGS="$ROOT/.acc/logs"
-mkdir -p "$LOCKS" "$LOGS"
+# A worker that starts a package claims it here (mkdir, atomic): the other workers of its CLI*N
+# then leave it.
+CLAIMS="$ROOT/.acc/claims"
+rm -rf "$CLAIMS"
+mkdir -p "$LOCKS" "$LOGS" "$CLAIMS"
 
 # acc_group PKG: the lock group of an acceptance package. "*" runs alone.
 acc_group() {
@@ -72,7 +78,8 @@ run_tests() {
 }
 
 # try_package CLI REGEX PKG: runs PKG's acceptance tests that REGEX matches under CLI when its
-# group is free; returns 75 (untouched) when it is not, else go test's status. Every package holds
+# group is free; returns 75 (untouched) when it is not, 76 when another worker of CLI has taken
+# PKG (ACC_SHARED set: a CLI*N worker), else go test's status. Every package holds
 # the cluster lock shared; a "*" package holds it alone. The locks are closed for go test, so a
 # process a test leaves behind cannot hold them.
 #
@@ -90,6 +97,9 @@ try_package() {
 	(
 		flock -n "$mode" 8 || exit 75
 		flock -n 9 || exit 75
+		if [[ -n ${ACC_SHARED:-} ]] && ! mkdir "$CLAIMS/$cli-$pkg" 2>/dev/null; then
+			exit 76
+		fi
 		started=$SECONDS
 		printf '==> %s\n' "$pkg"
 		status=0
@@ -124,6 +134,9 @@ worker() {
 			if [[ -z $ran ]]; then
 				status=0
 				try_package "$cli" "$run" "$pkg" || status=$?
+				if [[ $status == 76 ]]; then
+					continue # another worker of this CLI ran it
+				fi
 				if [[ $status != 75 ]]; then
 					ran=1
 					[[ $status == 0 ]] || failed=1
@@ -138,9 +151,25 @@ worker() {
 	return "$failed"
 }
 
+# CLI*N: N workers of CLI sharing its packages.
+specs=()
+for spec in "$@"; do
+	if [[ $spec =~ ^([^:!*]+)\*([0-9]+)(.*)$ ]]; then
+		for ((n = 0; n < BASH_REMATCH[2]; n++)); do
+			specs+=("${BASH_REMATCH[1]}${BASH_REMATCH[3]}@shared")
+		done
+	else
+		specs+=("$spec")
+	fi
+done
+
 pids=()
 i=0
-for spec in "$@"; do
+for spec in "${specs[@]}"; do
+	shared=""
+	if [[ $spec == *@shared ]]; then
+		spec="${spec%@shared}" shared=1
+	fi
 	cli="${spec%%:*}" run='^TestAcc' skip=""
 	mine=("${packages[@]}")
 	if [[ $spec == *!* ]]; then
@@ -166,7 +195,7 @@ for spec in "$@"; do
 	fi
 	printf '==> acceptance tests under %s (%s): %s%s in %s\n' "$cli" "$("bin/$cli" version | head -1)" "$run" \
 		"${skip:+ but $skip}" "${mine[*]}"
-	ACC_SKIP="$skip" worker "$cli" "$run" "${mine[@]}" 2>&1 | sed -u "s/^/[$cli] /" &
+	ACC_SKIP="$skip" ACC_SHARED="$shared" worker "$cli" "$run" "${mine[@]}" 2>&1 | sed -u "s/^/[$cli${shared:+ $i}] /" &
 	pids+=($!)
 done
 
@@ -178,6 +207,6 @@ if [[ -s $ROOT/.acc/flaky.txt ]]; then
 	printf '==> flaky (failed, then passed alone):\n'
 	cat "$ROOT/.acc/flaky.txt"
 fi
-specs=("${@%%:*}")
-printf '==> acceptance tests under %s: %s in %ds\n' "${specs[*]%%!*}" "$([[ $status == 0 ]] && echo passed || echo FAILED)" "$SECONDS"
+clis=("${@%%:*}")
+printf '==> acceptance tests under %s: %s in %ds\n' "${clis[*]%%!*}" "$([[ $status == 0 ]] && echo passed || echo FAILED)" "$SECONDS"
 exit "$status"

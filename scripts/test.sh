@@ -8,6 +8,8 @@
 #   CLUSTERSTORAGE_ACC_KUBECONFIG  run the acceptance tests against this cluster instead
 #   TEST_CLIS                      which CLIs run the whole acceptance suite (default: "terraform",
 #                                  Terraform 1.15.9)
+#   TEST_WORKERS                   workers per whole-suite CLI, sharing its packages (default: 2:
+#                                  the backend group beside the other packages)
 #   SUBSET_CLIS                    which CLIs run the tests where CLIs can differ, CLI_RUN (default:
 #                                  "tofu", OpenTofu 1.12.6)
 #   SMOKE_CLIS                     which CLIs run only its smoke subset, SMOKE_RUN (default:
@@ -23,6 +25,7 @@ export PATH="$ROOT/bin:$PATH"
 
 TEST_CLIS="${TEST_CLIS:-terraform}"
 SUBSET_CLIS="${SUBSET_CLIS-tofu}"
+TEST_WORKERS="${TEST_WORKERS:-2}"
 SMOKE_CLIS="${SMOKE_CLIS-terraform1.5}"
 # What a second CLI can change: how it plans and applies each type (one lifecycle of each, with its
 # import), moved blocks, write-only attributes, unknown values at plan, an interrupt (Ctrl-C, as the
@@ -150,7 +153,7 @@ if [[ -n $smoke_pid ]]; then
 fi
 whole=()
 for cli in $TEST_CLIS; do
-	whole+=("$cli${whole[0]:+${FIRST_CLI_ONLY:+!$FIRST_CLI_ONLY}}")
+	whole+=("$cli*$TEST_WORKERS${whole[0]:+${FIRST_CLI_ONLY:+!$FIRST_CLI_ONLY}}")
 done
 for cli in $SUBSET_CLIS; do
 	whole+=("$cli:$CLI_RUN")
