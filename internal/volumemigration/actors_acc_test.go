@@ -261,6 +261,40 @@ func selfHeal(t *testing.T, f *fixture, name string) {
 // without the pod's writes: the claim on its source volume with the pod's file, the writer
 // running again, the new volume cleared of the migration's records.
 func TestAccVolumeMigration_podBeforeSwap(t *testing.T) {
+	testBeforeSwap(t, func(ctx context.Context, f *fixture) {
+		_, err := f.client.CoreV1().Pods(f.ns).Create(ctx, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "late", Namespace: f.ns},
+			Spec:       acctest.PodOnClaim("data", "echo written-after-the-verification > /data/late; sleep 3600"),
+		}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}, `pod late mounts claim \S+ \(no controller: a bare pod\)`)
+}
+
+// TestAccVolumeMigration_scaledBackBeforeSwap: as podBeforeSwap, but what comes back after the
+// verification is the workload itself, scaled up by a GitOps controller (Flux's
+// kustomize-controller here) that wrote a late file: the next apply names the Deployment and the
+// controller, and rolls back.
+func TestAccVolumeMigration_scaledBackBeforeSwap(t *testing.T) {
+	testBeforeSwap(t, func(ctx context.Context, f *fixture) {
+		d, err := f.client.AppsV1().Deployments(f.ns).Get(ctx, "writer", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		one := int32(1)
+		d.Spec.Replicas = &one
+		d.Spec.Template.Spec.Containers[0].Command = []string{"sh", "-c", "echo written-after-the-verification > /data/late; " + acctest.WriterScript}
+		if _, err := f.client.AppsV1().Deployments(f.ns).Update(ctx, d, metav1.UpdateOptions{FieldManager: "kustomize-controller"}); err != nil {
+			t.Fatal(err)
+		}
+	}, `Deployment writer asks for 1 replicas again \(set by kustomize-controller\)`)
+}
+
+// testBeforeSwap kills a run once the copy is verified and the swap recorded, lets come back
+// something that writes the file "late" to the source volume, and applies: the apply must fail
+// with want and roll back, the late file on the source volume.
+func testBeforeSwap(t *testing.T, comeBack func(context.Context, *fixture), want string) {
 	f := newFixture(t)
 	src := f.volume(t, acctest.RandomName("migration-src"), f.source)
 	dst := f.volume(t, acctest.RandomName("migration-dst"), f.target)
@@ -279,14 +313,8 @@ func TestAccVolumeMigration_podBeforeSwap(t *testing.T) {
 				if err := volumemigration.RunKilledAtSwap(ctx, m); err != volumemigration.ErrKilled {
 					t.Fatalf("the killed run returned %v", err)
 				}
-				_, err := f.client.CoreV1().Pods(f.ns).Create(ctx, &corev1.Pod{
-					ObjectMeta: metav1.ObjectMeta{Name: "late", Namespace: f.ns},
-					Spec:       acctest.PodOnClaim("data", "echo written-after-the-verification > /data/late; sleep 3600"),
-				}, metav1.CreateOptions{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				err = kube.Poll(ctx, 100*time.Millisecond, time.Minute, "the late pod to write", func(context.Context) (bool, string, error) {
+				comeBack(ctx, f)
+				err := kube.Poll(ctx, 100*time.Millisecond, time.Minute, "the late pod to write", func(context.Context) (bool, string, error) {
 					_, err := os.Stat(filepath.Join(src, "late"))
 					return err == nil, "not yet", nil
 				})
@@ -295,10 +323,10 @@ func TestAccVolumeMigration_podBeforeSwap(t *testing.T) {
 				}
 			},
 			Config:      f.config("data", f.target),
-			ExpectError: acctest.ErrorRegexp(`pod late mounts claim \S+ \(no controller: a bare pod\).*claim was not swapped.*Rolled back.*Checked afterwards: claim \S+ \(the same claim\) is bound to its volume`),
+			ExpectError: acctest.ErrorRegexp(want + `.*claim was not swapped.*Rolled back.*Checked afterwards: claim \S+ \(the same claim\) is bound to its volume`),
 		}},
 	})
-	if err := f.client.CoreV1().Pods(f.ns).Delete(ctx, "late", metav1.DeleteOptions{}); err != nil {
+	if err := f.client.CoreV1().Pods(f.ns).Delete(ctx, "late", metav1.DeleteOptions{}); err != nil && !kube.IsNotFound(err) {
 		t.Fatal(err)
 	}
 	f.checkRolledBack(t, src)
