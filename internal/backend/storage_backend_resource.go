@@ -363,7 +363,9 @@ func (r *Resource) Read(ctx context.Context, req resource.ReadRequest, resp *res
 			st.Revision, strings.ReplaceAll(valuesDiff(want, live), "\n", " ")))
 	}
 	if st.Status == "deployed" && !imported {
-		drift = append(drift, objectDrift(ctx, hc, st)...)
+		changed, diags := objectDrift(ctx, hc, st)
+		drift = append(drift, changed...)
+		resp.Diagnostics.Append(diags...)
 	}
 	var msg []byte
 	if len(drift) > 0 {
@@ -388,18 +390,23 @@ func driftReason(ctx context.Context, private importmark.Getter) string {
 
 // objectDrift says which of the release's objects were changed or deleted on the cluster since
 // Helm applied them (kubectl edit, kubectl delete), in words for the drift message; nothing when
-// none was. A check that fails is logged and taken as no drift: the refresh goes on.
-func objectDrift(ctx context.Context, hc *helm.Client, st *helm.Status) []string {
+// none was. Objects that cannot be checked (no permission to dry-run patch them, an admission
+// webhook that refuses dry runs) are a warning that names them and why: drift detection is off
+// for them, not for the rest, and the refresh goes on.
+func objectDrift(ctx context.Context, hc *helm.Client, st *helm.Status) ([]string, diag.Diagnostics) {
+	var diags diag.Diagnostics
 	changed, err := hc.ObjectDrift(ctx, st)
 	if err != nil {
 		tflog.Warn(ctx, "Checking the release's objects for changes made on the cluster failed", map[string]any{"error": err.Error()})
-		return nil
+		diags.AddWarning("Drift of Helm release "+st.Namespace+"/"+st.Name+" not checked",
+			"Whether the release's objects were changed on the cluster since Helm applied them is checked with a server-side dry run "+
+				"of applying each again; "+err.Error()+". Changes made to those objects outside Terraform are not detected until this is fixed.")
 	}
 	if len(changed) == 0 {
-		return nil
+		return nil, diags
 	}
 	return []string{fmt.Sprintf("objects of revision %d were changed on the cluster since Helm applied them: %s.",
-		st.Revision, strings.Join(changed, "; "))}
+		st.Revision, strings.Join(changed, "; "))}, diags
 }
 
 // valuesToCompare returns the values state asks for and the live release's, each with the value paths

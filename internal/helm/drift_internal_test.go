@@ -1,10 +1,15 @@
 package helm
 
 import (
+	"errors"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 func TestDiffPaths(t *testing.T) {
@@ -84,4 +89,28 @@ func object(t *testing.T, m map[string]any, key string) map[string]any {
 		t.Fatalf("%s is a %T, not a map", key, m[key])
 	}
 	return v
+}
+
+func TestDriftCheckError(t *testing.T) {
+	forbidden := apierrors.NewForbidden(schema.GroupResource{Group: "apps", Resource: "deployments"}, "d",
+		errors.New(`User "reader" cannot patch resource "deployments" in API group "apps" in the namespace "ns"`))
+	webhook := errors.New(`admission webhook "inject.example.com" does not support dry run`)
+	err := &DriftCheckError{Failures: []ObjectCheckFailure{
+		{Object: "Deployment/ns/d", Resource: "deployments.apps", Namespace: "ns", Err: fmt.Errorf("a dry run of applying Deployment/ns/d: %w", forbidden)},
+		{Object: "StorageClass/c", Resource: "storageclasses.storage.k8s.io", Err: webhook},
+		{Object: "ConfigMap/ns/x", Resource: "configmaps", Namespace: "ns", Err: errors.New("boom")},
+	}}
+	msg := err.Error()
+	for _, want := range []string{
+		"3 object(s) could not be checked for drift",
+		"Deployment/ns/d: the provider's credentials may not read or dry-run patch it",
+		"needs get and patch on deployments.apps in namespace ns",
+		"StorageClass/c: an admission webhook refuses dry runs",
+		"sideEffects are None or NoneOnDryRun",
+		"ConfigMap/ns/x: boom",
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the message lacks %q:\n%s", want, msg)
+		}
+	}
 }
