@@ -169,6 +169,12 @@ func (r *Resource) ModifyPlan(ctx context.Context, req resource.ModifyPlanReques
 					resp.Diagnostics.Append(helmControllerError(s, charts, "installing")...)
 				}
 			}
+			// So is a release of that name that Flux or Argo CD manages.
+			if hc, _, diags := r.clients(ctx); !diags.HasError() {
+				if live, err := hc.Get(plan.ReleaseName.ValueString(), plan.Namespace.ValueString()); err == nil {
+					resp.Diagnostics.Append(gitOpsGuard(ctx, hc, live, "installing")...)
+				}
+			}
 		}
 		return
 	}
@@ -342,6 +348,10 @@ func (r *Resource) Read(ctx context.Context, req resource.ReadRequest, resp *res
 		return
 	}
 	if imported {
+		resp.Diagnostics.Append(gitOpsGuard(ctx, hc, st, "importing")...)
+		if resp.Diagnostics.HasError() {
+			return
+		}
 		if err := state.adopt(st); err != nil {
 			resp.Diagnostics.AddError("Cannot import storage backend "+ns+"/"+name, err.Error())
 			return

@@ -256,3 +256,35 @@ func infoName(info *resource.Info) string {
 	}
 	return kind + "/" + info.Namespace + "/" + info.Name
 }
+
+// LiveObjects returns the objects of release st as they are on the cluster; those that are
+// missing are left out.
+func (c *Client) LiveObjects(ctx context.Context, st *Status) ([]*unstructured.Unstructured, error) {
+	cfg, err := c.actionConfig(st.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	infos, err := cfg.KubeClient.Build(strings.NewReader(st.Manifest), false)
+	if err != nil {
+		return nil, fmt.Errorf("reading the manifest of release %s/%s: %w", st.Namespace, st.Name, err)
+	}
+	var out []*unstructured.Unstructured
+	for _, info := range infos {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		live, err := resource.NewHelper(info.Client, info.Mapping).Get(info.Namespace, info.Name)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", infoName(info), err)
+		}
+		u, ok := live.(*unstructured.Unstructured)
+		if !ok {
+			return nil, fmt.Errorf("%s: the API server answered with an object of type %T", infoName(info), live)
+		}
+		out = append(out, u)
+	}
+	return out, nil
+}
