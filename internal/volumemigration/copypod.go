@@ -146,7 +146,8 @@ func (m *Migrator) runCopy(ctx context.Context, mode, targetClaim, node string) 
 		return out, err
 	}
 	fields := map[string]any{"pod": name, "mode": mode, "phase": string(pod.Status.Phase), "files": out.Files, "bytes": out.Bytes, "node": pod.Spec.NodeName,
-		"copy_seconds": out.CopySeconds, "verify_seconds": out.VerifySeconds}
+		"copy_seconds": out.CopySeconds, "verify_seconds": out.VerifySeconds,
+		"record_seconds": out.RecordSeconds, "unchanged_files": out.Unchanged}
 	for _, cs := range pod.Status.ContainerStatuses {
 		// Where the time went: from the pod's creation to its container's start (whole seconds).
 		if r := cs.State.Running; r != nil {

@@ -28,9 +28,13 @@ type copyOutput struct {
 	Differs []string
 	// Verified is set when a verification ran.
 	Verified bool
-	// CopySeconds and VerifySeconds are what the rsync passes and the verifications took in
-	// the pod (0 when its date cannot tell fractions of a second).
-	CopySeconds, VerifySeconds float64
+	// CopySeconds, VerifySeconds and RecordSeconds are what the rsync passes, the
+	// verifications and the record of the files compared while the workload ran took in the pod
+	// (0 when its date cannot tell fractions of a second).
+	CopySeconds, VerifySeconds, RecordSeconds float64
+	// Unchanged is how many files the last verification found unchanged since the record, and
+	// so did not read (-1: it read every file).
+	Unchanged int64
 	// Exit is the script's exit status; Ended is false when its last line never came.
 	Exit  int
 	Ended bool
@@ -39,7 +43,7 @@ type copyOutput struct {
 // parseCopyOutput reads copyScript's log. Lines of rsync's --stats output count only inside a
 // "stats" section; every other line is kept in Log order but ignored (rsync's warnings).
 func parseCopyOutput(log, marker string) (copyOutput, error) {
-	var out copyOutput
+	out := copyOutput{Unchanged: -1}
 	section := ""
 	prefix := marker + " "
 	for _, line := range strings.Split(log, "\n") {
@@ -52,11 +56,21 @@ func parseCopyOutput(log, marker string) (copyOutput, error) {
 				section = "verify"
 				out.Verified = true
 				out.Differs = nil
+				out.Unchanged = -1
+			case rest == "record":
+				section = "record"
+			case strings.HasPrefix(rest, "unchanged "):
+				if n, err := strconv.ParseInt(strings.TrimPrefix(rest, "unchanged "), 10, 64); err == nil {
+					out.Unchanged = n
+				}
 			case strings.HasPrefix(rest, "took "):
 				if ms, err := strconv.ParseInt(strings.TrimPrefix(rest, "took "), 10, 64); err == nil {
-					if section == "verify" {
+					switch section {
+					case "verify":
 						out.VerifySeconds += float64(ms) / 1000
-					} else {
+					case "record":
+						out.RecordSeconds += float64(ms) / 1000
+					default:
 						out.CopySeconds += float64(ms) / 1000
 					}
 				}

@@ -8,6 +8,16 @@
 # file changed within the same second and size as the first copy saw it), one pass with
 # --checksum copies it and the verification runs again.
 # Both write the copy to disk (sync) before they end.
+# The verification with the workload stopped reads only what may have changed: after the first
+# copy, while the workload still runs, every file is compared by content once, and each file that
+# matched is recorded with the inode and ctime of both sides (in STATE on the target, which no
+# pass copies or deletes), taken before and after the comparison. ctime changes with every write
+# and user space cannot set it, so a file whose inode and ctime are still the recorded ones on
+# both sides is unchanged since it was compared: the final verification compares the contents of
+# the other files only, and everything else (names, sizes, times, modes, owners, deletions) of
+# every file without reading them. Only on filesystems whose ctime comes from the node's own
+# clock (local ones), and only for a file whose recorded ctime is earlier than the second the
+# record began in; elsewhere every file is compared by content, as before.
 # Every line the provider reads begins with MARKER (the run's own random string): "MARKER
 # sparse -S|no" first (whether sparse files are kept sparse), "MARKER stats" before rsync's
 # --stats output, "MARKER differs <itemized change>" for each difference the verification finds,
@@ -19,6 +29,14 @@ src=${SOURCE:-/source}
 dst=${TARGET:-/target}
 mode=$1
 marker=$2
+# The record of the files compared while the workload ran, below the target's root; no pass
+# copies or deletes it (excl). A source that has a file of that name is copied whole, and
+# verified file by file (no record).
+state=.clusterstorage-migration-verified
+excl=--exclude=/$state
+if [ -e "$src/$state" ]; then
+	excl=
+fi
 if ! command -v rsync >/dev/null 2>&1; then
 	echo "rsync: not found on the PATH of this image; use an image with rsync 3.x and sh (attribute image)" >&2
 	echo "$marker exit 127"
@@ -56,24 +74,96 @@ echo "$marker sparse ${sparse:-no}"
 copy() {
 	echo "$marker stats"
 	t=$(now)
-	rsync -aH ${sparse:+"$sparse"} --numeric-ids --delete --stats "$@" "$src/" "$dst/"
+	rsync -aH ${sparse:+"$sparse"} --numeric-ids --delete ${excl:+"$excl"} --stats "$@" "$src/" "$dst/"
 	rc=$?
 	took "$t"
 	return $rc
 }
+# verify compares every file by content, or, with the record (recorded), the contents of the
+# files that may have changed since it and everything else of every file.
 verify() {
 	echo "$marker verify"
 	t=$(now)
-	rsync -aHS --numeric-ids --delete --checksum --dry-run --out-format="$marker differs %i %n%L" "$src/" "$dst/"
+	if [ -n "$excl" ] && [ -s "$dst/$state/verified" ] && changed >"$tmp/changed"; then
+		echo "$marker unchanged $(cat "$tmp/kept")"
+		rsync -aHS --numeric-ids --delete ${excl:+"$excl"} --dry-run --out-format="$marker differs %i %n%L" "$src/" "$dst/" &&
+			rsync -aHS --numeric-ids --checksum --dry-run --files-from="$tmp/changed" --out-format="$marker differs %i %n%L" "$src/" "$dst/"
+	else
+		rsync -aHS --numeric-ids --delete ${excl:+"$excl"} --checksum --dry-run --out-format="$marker differs %i %n%L" "$src/" "$dst/"
+	fi
 	rc=$?
 	took "$t"
 	return $rc
 }
+# local_fs DIR: whether DIR's filesystem takes its ctimes from this node's clock.
+local_fs() {
+	fs=$(awk -v d="$1" '$2 == d { t = $3 } END { print t }' /proc/mounts 2>/dev/null)
+	case $fs in ext2 | ext3 | ext4 | xfs | btrfs | f2fs | tmpfs | overlay) return 0 ;; esac
+	# Not a mount point of its own (the script's tests): the filesystem it is on.
+	[ -z "$fs" ] && [ -n "${SOURCE:-}" ] && return 0
+	return 1
+}
+# snap DIR: "inode ctime path" of every regular file below DIR (path relative to it), but STATE.
+snap() {
+	(cd "$1" && find . -path "./$state" -prune -o -type f -exec stat -c '%i %Z %n' {} +) | sed 's|^\([0-9]* [0-9]*\) \./|\1 |'
+}
+# record writes the record: the files whose content matched while the workload ran, with their
+# inode and ctime on both sides, which did not change while they were compared and lie before
+# the second the record began in. Nothing is recorded where it cannot be trusted: a filesystem
+# whose ctimes come from another clock, a name with a newline, a source that has STATE itself.
+record() {
+	[ -n "$excl" ] || return 0
+	rm -rf "${dst:?}/$state"
+	local_fs "$src" && local_fs "$dst" || return 0
+	[ -n "$(find "$src/" -name '*
+*' | head -n 1)" ] && return 0
+	command -v stat >/dev/null 2>&1 && command -v find >/dev/null 2>&1 || return 0
+	mkdir -p "$dst/$state" || return 0
+	# The second the record begins in: a change within it or later has a later ctime.
+	begin=$(date +%s)
+	while [ "$(date +%s)" = "$begin" ]; do sleep 0.1 2>/dev/null || sleep 1; done
+	begin=$(date +%s)
+	snap "$src" >"$tmp/src1" && snap "$dst" >"$tmp/dst1" || return 0
+	rsync -aHS --numeric-ids --checksum --dry-run ${excl:+"$excl"} --out-format='%n' "$src/" "$dst/" >"$tmp/differ" || return 0
+	snap "$src" >"$tmp/src2" && snap "$dst" >"$tmp/dst2" || return 0
+	awk -v begin="$begin" '
+		function path() { return substr($0, length($1) + length($2) + 3) }
+		FILENAME == ARGV[1] { bad[$0] = 1; next }
+		FILENAME == ARGV[2] { s1[path()] = $1 " " $2; c[path()] = $2; next }
+		FILENAME == ARGV[3] { d1[path()] = $1 " " $2; cd[path()] = $2; next }
+		FILENAME == ARGV[4] { s2[path()] = $1 " " $2; next }
+		FILENAME == ARGV[5] {
+			p = path()
+			if ((p in s1) && (p in d1) && (p in s2) && !(p in bad) && s1[p] == s2[p] && d1[p] == $1 " " $2 && c[p] < begin && cd[p] < begin)
+				print s1[p] " " d1[p] " " p
+		}' "$tmp/differ" "$tmp/src1" "$tmp/dst1" "$tmp/src2" "$tmp/dst2" >"$dst/$state/verified.new" &&
+		mv "$dst/$state/verified.new" "$dst/$state/verified"
+}
+# changed lists the source's files whose content the final verification must compare: every one
+# whose inode or ctime, on either side, is not the recorded one.
+changed() {
+	snap "$src" >"$tmp/src3" && snap "$dst" >"$tmp/dst3" || return 1
+	awk '
+		function path() { return substr($0, length($1) + length($2) + 3) }
+		FILENAME == ARGV[1] { v[substr($0, length($1) + length($2) + length($3) + length($4) + 5)] = $1 " " $2 " " $3 " " $4; next }
+		FILENAME == ARGV[2] { d[path()] = $1 " " $2; next }
+		FILENAME == ARGV[3] { p = path(); if (!(p in v) || v[p] != $1 " " $2 " " d[p]) print p; kept += (p in v) && v[p] == $1 " " $2 " " d[p] }
+		END { printf "%d\n", kept > "/dev/stderr" }' "$dst/$state/verified" "$tmp/dst3" "$tmp/src3" 2>"$tmp/kept"
+}
+tmp=$(mktemp -d 2>/dev/null || echo "/tmp/copy.$$")
+mkdir -p "$tmp"
+trap 'rm -rf "$tmp"' EXIT
 copy
 rc=$?
 if [ "$rc" -ne 0 ]; then
 	echo "$marker exit $rc"
 	exit "$rc"
+fi
+if [ "$mode" = copy ]; then
+	echo "$marker record"
+	t=$(now)
+	record
+	took "$t"
 fi
 if [ "$mode" = final ]; then
 	out=$(verify)
@@ -91,6 +181,9 @@ if [ "$mode" = final ]; then
 		echo "$marker exit $rc"
 		exit "$rc"
 	fi
+fi
+if [ "$mode" = final ] && [ -n "$excl" ]; then
+	rm -rf "${dst:?}/$state"
 fi
 # The copy on disk before the provider hears of it (the node could fail right after the swap).
 # Not timed with the passes: `rsync -a`, which they are measured against, does not do it.
