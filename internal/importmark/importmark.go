@@ -18,8 +18,6 @@ import (
 	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
-	"github.com/hashicorp/terraform-plugin-framework/path"
-	"github.com/hashicorp/terraform-plugin-framework/resource"
 )
 
 // key is the private state key of the mark.
@@ -38,12 +36,6 @@ type Setter interface {
 // Mark records that the resource was just imported.
 func Mark(ctx context.Context, p Setter) diag.Diagnostics {
 	return p.SetKey(ctx, key, []byte(`true`))
-}
-
-// ImportByID imports the resource by the ID it was given (into the `id` attribute) and marks it.
-func ImportByID(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	resource.ImportStatePassthroughID(ctx, path.Root("id"), req, resp)
-	resp.Diagnostics.Append(Mark(ctx, resp.Private)...)
 }
 
 // FirstRead reports whether this Read is the first after an import, and clears the mark in the

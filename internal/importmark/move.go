@@ -21,8 +21,9 @@ type Source struct {
 
 // StateMovers returns one resource.StateMover per source. A move is an import of the ID the
 // source's state names, through the resource's own ImportState: the object is marked imported,
-// so the Read that follows adopts it from the cluster, as after an import block, and nothing is
-// changed in the cluster by the move itself.
+// so the Read that follows adopts it from the cluster, as after an import block, it gets the
+// identity ImportState sets (for a resource with one), and nothing is changed in the cluster by
+// the move itself.
 func StateMovers(r resource.ResourceWithImportState, sources ...Source) []resource.StateMover {
 	movers := make([]resource.StateMover, 0, len(sources))
 	for _, src := range sources {
@@ -35,10 +36,10 @@ func StateMovers(r resource.ResourceWithImportState, sources ...Source) []resour
 				resp.Diagnostics.AddError("Cannot move "+src.Type+" here", err.Error()+". "+importInstead(src.Type))
 				return
 			}
-			imp := resource.ImportStateResponse{State: resp.TargetState, Private: resp.TargetPrivate}
+			imp := resource.ImportStateResponse{State: resp.TargetState, Private: resp.TargetPrivate, Identity: resp.TargetIdentity}
 			r.ImportState(ctx, resource.ImportStateRequest{ID: id}, &imp)
 			resp.Diagnostics.Append(imp.Diagnostics...)
-			resp.TargetState, resp.TargetPrivate = imp.State, imp.Private
+			resp.TargetState, resp.TargetPrivate, resp.TargetIdentity = imp.State, imp.Private, imp.Identity
 		}})
 	}
 	// Reached only when no source matched: say which sources there are and how to adopt others.
