@@ -83,6 +83,8 @@ resource "clusterstorage_storage_class" "test" {
 				}},
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("id"), knownvalue.StringExact(name)),
+					// The move sets the identity, as an import does (Terraform 1.12+, OpenTofu).
+					statecheck.ExpectIdentity(addr, map[string]knownvalue.Check{"name": knownvalue.StringExact(name)}),
 				},
 				Check: resource.ComposeTestCheckFunc(
 					acctest.CheckMovedAway("kubernetes_storage_class_v1.local"),

@@ -23,6 +23,7 @@ var (
 	_ resource.ResourceWithConfigure   = &Resource{}
 	_ resource.ResourceWithImportState = &Resource{}
 	_ resource.ResourceWithMoveState   = &Resource{}
+	_ resource.ResourceWithIdentity    = &Resource{}
 )
 
 // NewResource returns the clusterstorage_storage_class resource.
@@ -43,6 +44,11 @@ func (r *Resource) Metadata(_ context.Context, req resource.MetadataRequest, res
 // Configure receives the provider's shared clients.
 func (r *Resource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
 	r.data = providerdata.From(req.ProviderData, &resp.Diagnostics)
+}
+
+// IdentitySchema describes the class's resource identity: its name.
+func (r *Resource) IdentitySchema(_ context.Context, _ resource.IdentitySchemaRequest, resp *resource.IdentitySchemaResponse) {
+	resp.IdentitySchema = importmark.NameIdentitySchema("The StorageClass name.")
 }
 
 // Create creates the class and, when it is the default, takes the default mark from the others.
@@ -68,6 +74,7 @@ func (r *Resource) Create(ctx context.Context, req resource.CreateRequest, resp 
 	r.data.StorageClasses.Put(created)
 	plan.observed(created, s.Default, false)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	resp.Diagnostics.Append(importmark.SetNameIdentity(ctx, resp.Identity, created.Name)...)
 	if s.Default {
 		resp.Diagnostics.Append(r.clearOtherDefaults(ctx, client, s.Name)...)
 	}
@@ -96,6 +103,9 @@ func (r *Resource) Read(ctx context.Context, req resource.ReadRequest, resp *res
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	// Set on every path, a removal too: Terraform 1.11 and older (and a state written before
+	// identities) send none, and the framework requires one after each Read.
+	resp.Diagnostics.Append(importmark.SetNameIdentity(ctx, resp.Identity, state.ID.ValueString())...)
 	// The first Read after an import adopts every label and annotation.
 	imported, diags := importmark.FirstRead(ctx, req.Private, resp.Private)
 	resp.Diagnostics.Append(diags...)
@@ -158,6 +168,7 @@ func (r *Resource) Update(ctx context.Context, req resource.UpdateRequest, resp 
 	r.data.StorageClasses.Put(updated)
 	plan.observed(updated, s.Default, false)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	resp.Diagnostics.Append(importmark.SetNameIdentity(ctx, resp.Identity, updated.Name)...)
 	if s.Default {
 		resp.Diagnostics.Append(r.clearOtherDefaults(ctx, client, s.Name)...)
 	}
@@ -191,7 +202,8 @@ func (r *Resource) MoveState(context.Context) []resource.StateMover {
 	)
 }
 
-// ImportState imports a class by name, adopting all its labels and annotations.
+// ImportState imports a class by name (an import ID, or an import block's identity), adopting
+// all its labels and annotations.
 func (r *Resource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	importmark.ImportByID(ctx, req, resp)
 }
