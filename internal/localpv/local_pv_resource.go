@@ -36,6 +36,7 @@ var (
 	_ resource.ResourceWithMoveState      = &Resource{}
 	_ resource.ResourceWithModifyPlan     = &Resource{}
 	_ resource.ResourceWithValidateConfig = &Resource{}
+	_ resource.ResourceWithIdentity       = &Resource{}
 )
 
 const (
@@ -65,6 +66,11 @@ func (r *Resource) Metadata(_ context.Context, req resource.MetadataRequest, res
 // Configure receives the provider's shared clients and node access.
 func (r *Resource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
 	r.data = providerdata.From(req.ProviderData, &resp.Diagnostics)
+}
+
+// IdentitySchema describes the volume's resource identity: its name.
+func (r *Resource) IdentitySchema(_ context.Context, _ resource.IdentitySchemaRequest, resp *resource.IdentitySchemaResponse) {
+	resp.IdentitySchema = importmark.NameIdentitySchema("The PersistentVolume name.")
 }
 
 // ValidateConfig checks combinations of attributes no single validator can see. A node_affinity
@@ -188,6 +194,7 @@ func (r *Resource) Create(ctx context.Context, req resource.CreateRequest, resp 
 	r.data.PersistentVolumes.Put(pv)
 	plan.observed(pv, dir, false)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	resp.Diagnostics.Append(importmark.SetNameIdentity(ctx, resp.Identity, pv.Name)...)
 	importmark.ClearLater(ctx, client.CoreV1().PersistentVolumes(), "PersistentVolume", pv.Name)
 }
 
@@ -216,6 +223,9 @@ func (r *Resource) Read(ctx context.Context, req resource.ReadRequest, resp *res
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	// Set on every path, a removal too: Terraform 1.11 and older (and a state written before
+	// identities) send none, and the framework requires one after each Read.
+	resp.Diagnostics.Append(importmark.SetNameIdentity(ctx, resp.Identity, state.ID.ValueString())...)
 	imported, diags := importmark.FirstRead(ctx, req.Private, resp.Private)
 	resp.Diagnostics.Append(diags...)
 
@@ -340,6 +350,7 @@ func (r *Resource) Update(ctx context.Context, req resource.UpdateRequest, resp 
 	r.data.PersistentVolumes.Put(updated)
 	plan.observed(updated, dir, false)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	resp.Diagnostics.Append(importmark.SetNameIdentity(ctx, resp.Identity, updated.Name)...)
 }
 
 // Delete removes the volume and, only when asked, the directory. A non-empty directory without
@@ -462,7 +473,8 @@ func (r *Resource) MoveState(context.Context) []resource.StateMover {
 	)
 }
 
-// ImportState imports a volume by name; node and path come from the volume.
+// ImportState imports a volume by name (an import ID, or an import block's identity); node and
+// path come from the volume.
 func (r *Resource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	importmark.ImportByID(ctx, req, resp)
 }
