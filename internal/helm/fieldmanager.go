@@ -132,7 +132,7 @@ func takeOverEntries(entries []metav1.ManagedFieldsEntry) ([]metav1.ManagedField
 	for _, i := range append([]int{target}, former...) {
 		var s fieldpath.Set
 		if entries[i].FieldsV1 != nil {
-			if err := s.FromJSON(bytes.NewReader(entries[i].FieldsV1.Raw)); err != nil {
+			if err := s.FromJSON(entries[i].FieldsV1.GetRawReader()); err != nil {
 				return nil, nil, fmt.Errorf("reading the fields of manager %q: %w", entries[i].Manager, err)
 			}
 		}
@@ -147,7 +147,7 @@ func takeOverEntries(entries []metav1.ManagedFieldsEntry) ([]metav1.ManagedField
 	}
 	merged := *entries[target].DeepCopy()
 	merged.Manager = kube.FieldManager
-	merged.FieldsV1 = &metav1.FieldsV1{Raw: raw}
+	merged.FieldsV1 = metav1.NewFieldsV1(string(raw))
 	out := make([]metav1.ManagedFieldsEntry, 0, len(entries))
 	for i, e := range entries {
 		switch {
@@ -173,7 +173,7 @@ func heldThroughSubresource(obj metav1.Object) ([][]string, error) {
 			continue
 		}
 		var s fieldpath.Set
-		if err := s.FromJSON(bytes.NewReader(e.FieldsV1.Raw)); err != nil {
+		if err := s.FromJSON(e.FieldsV1.GetRawReader()); err != nil {
 			return nil, fmt.Errorf("reading the fields of manager %q (subresource %s): %w", e.Manager, e.Subresource, err)
 		}
 		s.Leaves().Iterate(func(p fieldpath.Path) {

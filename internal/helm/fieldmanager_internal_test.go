@@ -15,7 +15,7 @@ import (
 
 func entry(manager string, op metav1.ManagedFieldsOperationType, subresource, fields string) metav1.ManagedFieldsEntry {
 	return metav1.ManagedFieldsEntry{Manager: manager, Operation: op, APIVersion: "apps/v1", FieldsType: "FieldsV1",
-		Subresource: subresource, FieldsV1: &metav1.FieldsV1{Raw: []byte(fields)}}
+		Subresource: subresource, FieldsV1: metav1.NewFieldsV1(fields)}
 }
 
 func TestFormerManager(t *testing.T) {
@@ -69,7 +69,7 @@ func TestTakeOverEntries(t *testing.T) {
 		for _, e := range got {
 			managers = append(managers, e.Manager)
 			if e.Manager == kube.FieldManager {
-				fields = string(e.FieldsV1.Raw)
+				fields = string(e.FieldsV1.GetRawBytes())
 				if e.Operation != apply {
 					t.Errorf("%s: the provider's entry is %s", tc.name, e.Operation)
 				}
