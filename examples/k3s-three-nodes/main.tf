@@ -2,6 +2,16 @@
 # NVMe (one node at a time: k3s restarts on each), install OpenEBS hostpath without Mayastor on
 # the NVMe disks, make it the default class (k3s's local-path loses its default mark), and fail
 # the apply when it is below the database threshold.
+#
+# k3s gives `local-path` its default mark back whenever k3s restarts, leaving two default classes,
+# unless its local-storage add-on is off: put `disable: [local-storage]` in
+# /etc/rancher/k3s/config.yaml on the server nodes (or start k3s with --disable local-storage)
+# before applying this. See README.md.
+
+locals {
+  # OpenEBS hostpath has one base path for every node: the NVMe mount, which must be the same on all.
+  nvme_mounts = distinct([for n in var.nodes : n.nvme])
+}
 
 # Nodes move one after another; each depends on the previous one.
 resource "clusterstorage_k3s_data_dir_migration" "k3s_1" {
@@ -29,8 +39,15 @@ resource "clusterstorage_storage_backend" "openebs" {
   type = "openebs"
   openebs = {
     mayastor_enabled       = false
-    hostpath_base_path     = "/mnt/nvme0/openebs"
+    hostpath_base_path     = "${local.nvme_mounts[0]}/openebs"
     hostpath_default_class = true
+  }
+
+  lifecycle {
+    precondition {
+      condition     = length(local.nvme_mounts) == 1
+      error_message = "OpenEBS hostpath takes one base path for all nodes, but var.nodes has different NVMe mounts: ${join(", ", local.nvme_mounts)}."
+    }
   }
 
   depends_on = [clusterstorage_k3s_data_dir_migration.k3s_3]
