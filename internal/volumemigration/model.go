@@ -91,6 +91,13 @@ func (v quantityMap) ValidateMap(ctx context.Context, req validator.MapRequest, 
 	}
 }
 
+// identityModel is the migration's resource identity (Terraform 1.12+, OpenTofu 1.12+): the claim
+// it moved, which a migration keeps for its life (changing either replaces it).
+type identityModel struct {
+	Namespace types.String `tfsdk:"namespace"`
+	Claim     types.String `tfsdk:"claim"`
+}
+
 type model struct {
 	ID                types.String   `tfsdk:"id"`
 	Namespace         types.String   `tfsdk:"namespace"`

@@ -6,6 +6,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/identityschema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/float64planmodifier"
@@ -23,6 +24,14 @@ import (
 // DefaultImage is the copy pod's image unless `image` says otherwise: a public image with rsync
 // and a POSIX shell (the one replicatedhq's pvmigrate uses), pinned by tag.
 const DefaultImage = "docker.io/eeacms/rsync:2.3"
+
+// IdentitySchema describes the migration's resource identity: the claim it moved.
+func (r *Resource) IdentitySchema(_ context.Context, _ resource.IdentitySchemaRequest, resp *resource.IdentitySchemaResponse) {
+	resp.IdentitySchema = identityschema.Schema{Attributes: map[string]identityschema.Attribute{
+		"namespace": identityschema.StringAttribute{RequiredForImport: true, Description: "Namespace of the claim."},
+		"claim":     identityschema.StringAttribute{RequiredForImport: true, Description: "Name of the PersistentVolumeClaim moved."},
+	}}
+}
 
 // Schema describes clusterstorage_volume_migration.
 func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {

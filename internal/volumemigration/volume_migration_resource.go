@@ -9,8 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,6 +28,7 @@ var (
 	_ resource.ResourceWithConfigure   = &Resource{}
 	_ resource.ResourceWithModifyPlan  = &Resource{}
 	_ resource.ResourceWithImportState = &Resource{}
+	_ resource.ResourceWithIdentity    = &Resource{}
 )
 
 // Default timeouts.
@@ -133,6 +136,7 @@ func (r *Resource) Create(ctx context.Context, req resource.CreateRequest, resp 
 	}
 	plan.observed(res)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	resp.Diagnostics.Append(setIdentity(ctx, resp.Identity, plan.Namespace.ValueString(), plan.Claim.ValueString())...)
 }
 
 // Read checks that the claim is still there and still on the class it was moved to. A claim
@@ -146,6 +150,9 @@ func (r *Resource) Read(ctx context.Context, req resource.ReadRequest, resp *res
 		return
 	}
 	ns, name := state.Namespace.ValueString(), state.Claim.ValueString()
+	// Set on every path, a removal too: Terraform 1.11 and older (and a state written before
+	// identities) send none, and the framework requires one after each Read.
+	resp.Diagnostics.Append(setIdentity(ctx, resp.Identity, ns, name)...)
 	claim, err := client.CoreV1().PersistentVolumeClaims(ns).Get(ctx, name, metav1.GetOptions{})
 	if kube.IsNotFound(err) {
 		// Deleted by a swap that was interrupted (a destroy moving it back): a volume records
@@ -213,6 +220,9 @@ func (r *Resource) Update(ctx context.Context, req resource.UpdateRequest, resp 
 		}
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	// The same identity: Terraform 1.11 and older (and a state written before identities) send
+	// none, and the framework requires one after the update.
+	resp.Diagnostics.Append(setIdentity(ctx, resp.Identity, plan.Namespace.ValueString(), plan.Claim.ValueString())...)
 }
 
 // Delete forgets the migration: the claim stays on its new volume, the kept source volume stays.
@@ -257,14 +267,30 @@ func (r *Resource) Delete(ctx context.Context, req resource.DeleteRequest, resp 
 	}
 }
 
-// ImportState imports a finished migration by `<namespace>/<claim>`.
+// ImportState imports a finished migration by `<namespace>/<claim>`, or by an import block's
+// identity (`{ namespace = ..., claim = ... }`, Terraform 1.12+, OpenTofu 1.12+).
 func (r *Resource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	ns, name, ok := strings.Cut(req.ID, "/")
+	if req.ID == "" && req.Identity != nil {
+		var ident identityModel
+		resp.Diagnostics.Append(req.Identity.Get(ctx, &ident)...)
+		ns, name, ok = ident.Namespace.ValueString(), ident.Claim.ValueString(), true
+	}
 	if !ok || ns == "" || name == "" {
-		resp.Diagnostics.AddError("Invalid import ID", "Import a migration by `<namespace>/<claim>`, got "+req.ID+".")
+		resp.Diagnostics.AddError("Invalid import ID", "Import a migration by `<namespace>/<claim>`, or by an import block's `identity = { namespace = \"...\", claim = \"...\" }`; got "+req.ID+".")
 		return
 	}
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("namespace"), ns)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("claim"), name)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), ns+"/"+name)...)
+	resp.Diagnostics.Append(setIdentity(ctx, resp.Identity, ns, name)...)
+}
+
+// setIdentity records the migration's identity in a response; Create, Read, Update and
+// ImportState all set it. A nil identity (no identity in the response) is left alone.
+func setIdentity(ctx context.Context, identity *tfsdk.ResourceIdentity, namespace, claim string) diag.Diagnostics {
+	if identity == nil {
+		return nil
+	}
+	return identity.Set(ctx, identityModel{Namespace: types.StringValue(namespace), Claim: types.StringValue(claim)})
 }
