@@ -28,9 +28,9 @@ const maxDriftPaths = 3
 // (kube.FieldManager), forced as an upgrade forces. So the server's defaults and formats, and
 // fields the chart leaves to others (a Service's clusterIP, a controller's annotations), never
 // count; a field the chart sets that someone changed does, as an upgrade takes it back; a field
-// another manager writes through a subresource (an autoscaler's replicas through /scale, /status)
-// is neither applied by an upgrade nor counted (heldThroughSubresource). An upgrade of the
-// release puts everything listed back.
+// that is another manager's (an autoscaler's replicas written through /scale, /status, an
+// injected CA bundle: heldByOthers) is neither applied by an upgrade nor counted. An upgrade of
+// the release puts everything listed back.
 //
 // Objects that cannot be checked (the credentials may not patch them, an admission webhook
 // refuses dry runs) do not stop the others: their failures come back as a *DriftCheckError beside
@@ -137,14 +137,14 @@ func objectDrift(ctx context.Context, info *resource.Info, name, namespace strin
 const maxDriftAttempts = 3
 
 // dryRunApply returns what applying info's object over live would make of it: a server-side
-// apply, dry run, forced, without the fields held through a subresource.
+// apply, dry run, forced, without the fields that are another manager's (heldByOthers).
 func dryRunApply(ctx context.Context, h *resource.Helper, info *resource.Info, live *unstructured.Unstructured, name, namespace string) (*unstructured.Unstructured, error) {
 	obj, ok := info.Object.(*unstructured.Unstructured)
 	if !ok {
 		return nil, fmt.Errorf("%s: the manifest gave an object of type %T", infoName(info), info.Object)
 	}
 	obj = markedAsHelms(obj, name, namespace)
-	held, err := heldThroughSubresource(live)
+	held, err := heldByOthers(live)
 	if err != nil {
 		return nil, err
 	}

@@ -15,7 +15,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cli-runtime/pkg/resource"
@@ -161,55 +160,103 @@ func takeOverEntries(entries []metav1.ManagedFieldsEntry) ([]metav1.ManagedField
 	return out, from, nil
 }
 
-// heldThroughSubresource returns the fields of obj that a manager other than kube.FieldManager
-// last wrote through a subresource (/scale: a HorizontalPodAutoscaler, `kubectl scale`;
-// /status), as paths of field names (e.g. ["spec", "replicas"]). Those are a controller's: the
-// provider neither applies them nor counts them as drift. Fields in lists are left out (no
-// subresource writes into one).
-func heldThroughSubresource(obj metav1.Object) ([][]string, error) {
+// heldByOthers returns the fields of obj that are another manager's to keep, which the provider
+// neither applies nor counts as drift:
+//   - those a manager other than kube.FieldManager last wrote through a subresource (/scale: a
+//     HorizontalPodAutoscaler, `kubectl scale`; /status);
+//   - a CA bundle (a field named caBundle: a webhook's, a CRD's conversion webhook's, an
+//     APIService's) that another manager injected (cert-manager's cainjector, an operator), the
+//     provider's former managers excepted.
+//
+// A path is a list of field names and, for an element of a list keyed by one field, "[key=value]"
+// (kyaml's syntax), e.g. ["webhooks", "[name=validate.example.com]", "clientConfig", "caBundle"];
+// paths through other lists are left out.
+func heldByOthers(obj metav1.Object) ([][]string, error) {
 	var out [][]string
 	for _, e := range obj.GetManagedFields() {
-		if e.Subresource == "" || e.Manager == kube.FieldManager || e.FieldsV1 == nil {
+		if e.Manager == kube.FieldManager || e.FieldsV1 == nil || (e.Subresource == "" && formerManager(e.Manager)) {
 			continue
 		}
 		var s fieldpath.Set
 		if err := s.FromJSON(e.FieldsV1.GetRawReader()); err != nil {
-			return nil, fmt.Errorf("reading the fields of manager %q (subresource %s): %w", e.Manager, e.Subresource, err)
+			return nil, fmt.Errorf("reading the fields of manager %q: %w", e.Manager, err)
 		}
 		s.Leaves().Iterate(func(p fieldpath.Path) {
-			names := make([]string, 0, len(p))
-			for _, pe := range p {
-				if pe.FieldName == nil {
-					return
-				}
-				names = append(names, *pe.FieldName)
+			steps := pathSteps(p)
+			if len(steps) == 0 || strings.HasPrefix(steps[len(steps)-1], "[") {
+				return
 			}
-			if len(names) > 0 {
-				out = append(out, names)
+			if e.Subresource != "" || steps[len(steps)-1] == "caBundle" {
+				out = append(out, steps)
 			}
 		})
 	}
 	return out, nil
 }
 
-// withoutHeld removes paths from obj in place and returns the dotted names of those it had.
+// pathSteps writes p as heldByOthers's steps; nil when it goes through a list that is not keyed
+// by one string field.
+func pathSteps(p fieldpath.Path) []string {
+	steps := make([]string, 0, len(p))
+	for _, pe := range p {
+		switch {
+		case pe.FieldName != nil:
+			steps = append(steps, *pe.FieldName)
+		case pe.Key != nil && len(*pe.Key) == 1 && (*pe.Key)[0].Value.IsString():
+			k := (*pe.Key)[0]
+			steps = append(steps, "["+k.Name+"="+k.Value.AsString()+"]")
+		default:
+			return nil
+		}
+	}
+	return steps
+}
+
+// withoutHeld removes paths (heldByOthers's) from obj in place and returns the dotted names of
+// those it had.
 func withoutHeld(obj map[string]any, paths [][]string) []string {
 	var removed []string
 	for _, p := range paths {
-		if _, found, _ := unstructured.NestedFieldNoCopy(obj, p...); found { //nolint:errcheck // a wrong type is not found
-			unstructured.RemoveNestedField(obj, p...)
+		parent, ok := walk(obj, p[:len(p)-1])
+		if _, has := parent[p[len(p)-1]]; ok && has {
+			delete(parent, p[len(p)-1])
 			removed = append(removed, strings.Join(p, "."))
 		}
 	}
 	return removed
 }
 
+// walk follows steps from m to the map they lead to.
+func walk(m map[string]any, steps []string) (map[string]any, bool) {
+	var cur any = m
+	for _, step := range steps {
+		if key, value, ok := strings.Cut(strings.TrimSuffix(strings.TrimPrefix(step, "["), "]"), "="); ok && strings.HasPrefix(step, "[") {
+			list, _ := cur.([]any)
+			cur = nil
+			for _, el := range list {
+				if em, ok := el.(map[string]any); ok && em[key] == value {
+					cur = em
+					break
+				}
+			}
+			continue
+		}
+		cm, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		cur = cm[step]
+	}
+	out, ok := cur.(map[string]any)
+	return out, ok
+}
+
 // objectKey names an object in a manifest: API group, kind, namespace ("" for a cluster-scoped
 // object) and name.
 type objectKey struct{ group, kind, namespace, name string }
 
-// heldFields returns, for each object of infos that has any, the fields held through a
-// subresource (heldThroughSubresource).
+// heldFields returns, for each object of infos that has any, the fields that are another
+// manager's (heldByOthers).
 func heldFields(ctx context.Context, infos []*resource.Info) (map[objectKey][][]string, error) {
 	out := map[objectKey][][]string{}
 	for _, info := range infos {
@@ -227,7 +274,7 @@ func heldFields(ctx context.Context, infos []*resource.Info) (map[objectKey][][]
 		if err != nil {
 			return nil, fmt.Errorf("reading %s: %w", infoName(info), err)
 		}
-		paths, err := heldThroughSubresource(accessor)
+		paths, err := heldByOthers(accessor)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", infoName(info), err)
 		}
@@ -240,8 +287,8 @@ func heldFields(ctx context.Context, infos []*resource.Info) (map[objectKey][][]
 }
 
 // leaveHeldFields is a Helm post-renderer that removes, from the rendered objects, the fields
-// held through a subresource on the live ones, so an upgrade neither forces nor changes them (a
-// chart's replicas under an autoscaler). namespace is the release's, which Helm gives the
+// that are another manager's on the live ones (heldByOthers), so an upgrade neither forces nor
+// changes them (a chart's replicas under an autoscaler, an injected CA bundle). namespace is the release's, which Helm gives the
 // objects that name none.
 type leaveHeldFields struct {
 	held      map[objectKey][][]string
@@ -277,7 +324,7 @@ func (p leaveHeldFields) Run(rendered *bytes.Buffer) (*bytes.Buffer, error) {
 				continue
 			}
 			if cleared, err := parent.Pipe(kyaml.Clear(path[len(path)-1])); err == nil && cleared != nil {
-				p.log("leaving %s of %s/%s to the manager that writes it through a subresource", strings.Join(path, "."), key.kind, key.name)
+				p.log("leaving %s of %s/%s to the manager that holds it", strings.Join(path, "."), key.kind, key.name)
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package helm_test
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"slices"
 	"strings"
@@ -24,8 +25,31 @@ import (
 // (Helm took the binary's file name).
 const olderBuildManager = "terraform-provider-clusterstorage_v0.0.1"
 
-// fieldChart is a one-Deployment chart at version: 1.0.0 sets an annotation and an env var that
-// 2.0.0 drops. It runs no pod (replicas 0, and no node would match), so a wait for it ends at once.
+// webhook is fieldChart's ValidatingWebhookConfiguration, with a placeholder CA bundle that an
+// injector replaces. It is never called: its rule names a resource no API serves, and it ignores
+// failures.
+const webhook = `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata:
+  name: fm-{{ .Release.Namespace }}
+webhooks:
+  - name: v.clusterstorage.invalid
+    admissionReviewVersions: ["v1"]
+    sideEffects: None
+    failurePolicy: Ignore
+    clientConfig:
+      caBundle: Cg==
+      service: {name: fm, namespace: {{ .Release.Namespace }}}
+    rules:
+      - apiGroups: ["clusterstorage.invalid"]
+        apiVersions: ["v1"]
+        operations: ["CREATE"]
+        resources: ["nothing"]
+`
+
+// fieldChart is a chart of one Deployment and one webhook configuration at version: 1.0.0 sets an
+// annotation and an env var that 2.0.0 drops. It runs no pod (replicas 0, and no node would
+// match), so a wait for it ends at once.
 func fieldChart(version string) *chart.Chart {
 	dropped := map[string]string{"1.0.0": `
     dropped-in-2: "x"`, "2.0.0": ""}[version]
@@ -56,8 +80,11 @@ spec:
               value: "k"%s
 `, dropped, env)
 	return &chart.Chart{
-		Metadata:  &chart.Metadata{APIVersion: chart.APIVersionV2, Name: "fm", Version: version},
-		Templates: []*common.File{{Name: "templates/deployment.yaml", ModTime: time.Now(), Data: []byte(deployment)}},
+		Metadata: &chart.Metadata{APIVersion: chart.APIVersionV2, Name: "fm", Version: version},
+		Templates: []*common.File{
+			{Name: "templates/deployment.yaml", ModTime: time.Now(), Data: []byte(deployment)},
+			{Name: "templates/webhook.yaml", ModTime: time.Now(), Data: []byte(webhook)},
+		},
 	}
 }
 
@@ -137,8 +164,9 @@ func TestIntegrationUpgradeTakesOverFormerFieldManager(t *testing.T) {
 }
 
 // TestIntegrationScaledReplicasAreLeftToTheirManager: replicas written through /scale (as an
-// autoscaler or `kubectl scale` writes them) are no drift, and an upgrade neither forces nor
-// changes them, while a field the chart sets that someone edits is drift and taken back.
+// autoscaler or `kubectl scale` writes them) and a webhook's CA bundle another manager injected
+// are no drift, and an upgrade neither forces nor changes them, while a field the chart sets that
+// someone edits is drift and taken back.
 func TestIntegrationScaledReplicasAreLeftToTheirManager(t *testing.T) {
 	k := needCluster(t)
 	ctx := context.Background()
@@ -151,6 +179,13 @@ func TestIntegrationScaledReplicasAreLeftToTheirManager(t *testing.T) {
 	if _, err := deployments.UpdateScale(ctx, "fm", &autoscalingv1.Scale{
 		ObjectMeta: metav1.ObjectMeta{Name: "fm", Namespace: k.ns}, Spec: autoscalingv1.ScaleSpec{Replicas: 3},
 	}, metav1.UpdateOptions{FieldManager: "autoscaler-test"}); err != nil {
+		t.Fatal(err)
+	}
+	webhooks := k.cs.AdmissionregistrationV1().ValidatingWebhookConfigurations()
+	injected := []byte("injected CA")
+	if _, err := webhooks.Patch(ctx, "fm-"+k.ns, types.StrategicMergePatchType,
+		[]byte(fmt.Sprintf(`{"webhooks":[{"name":"v.clusterstorage.invalid","clientConfig":{"caBundle":%q}}]}`, base64.StdEncoding.EncodeToString(injected))),
+		metav1.PatchOptions{FieldManager: "cainjector"}); err != nil {
 		t.Fatal(err)
 	}
 	wantDrift(ctx, t, k.c, st)
@@ -181,6 +216,13 @@ func TestIntegrationScaledReplicasAreLeftToTheirManager(t *testing.T) {
 	}
 	if !held {
 		t.Errorf("the autoscaler's /scale entry is gone after the upgrade: %v", d.ManagedFields)
+	}
+	w, err := webhooks.Get(ctx, "fm-"+k.ns, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := w.Webhooks[0].ClientConfig.CABundle; string(got) != string(injected) {
+		t.Errorf("the webhook's CA bundle after the upgrade: %q, want the injected %q", got, injected)
 	}
 	if strings.Contains(st.Manifest, "replicas:") {
 		t.Errorf("the upgrade applied replicas:\n%s", st.Manifest)

@@ -3,6 +3,7 @@ package helm
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -109,15 +110,19 @@ func TestTakeOverPatch(t *testing.T) {
 	}
 }
 
-func TestHeldThroughSubresource(t *testing.T) {
+func TestHeldByOthers(t *testing.T) {
+	apply, update := metav1.ManagedFieldsOperationApply, metav1.ManagedFieldsOperationUpdate
 	obj := &unstructured.Unstructured{Object: map[string]any{}}
 	obj.SetManagedFields([]metav1.ManagedFieldsEntry{
-		entry(kube.FieldManager, metav1.ManagedFieldsOperationApply, "", `{"f:spec":{"f:replicas":{}}}`),
-		entry("kubectl-edit", metav1.ManagedFieldsOperationUpdate, "", `{"f:spec":{"f:paused":{}}}`),
-		entry("hpa", metav1.ManagedFieldsOperationUpdate, "scale", `{"f:spec":{"f:replicas":{}}}`),
-		entry("kube-controller-manager", metav1.ManagedFieldsOperationUpdate, "status", `{"f:status":{"f:conditions":{".":{},"k:{\"type\":\"Available\"}":{"f:status":{}}},"f:replicas":{}}}`),
+		entry(kube.FieldManager, apply, "", `{"f:spec":{"f:replicas":{}},"f:caBundle":{}}`),
+		entry("kubectl-edit", update, "", `{"f:spec":{"f:paused":{}}}`),
+		entry("hpa", update, "scale", `{"f:spec":{"f:replicas":{}}}`),
+		entry("kube-controller-manager", update, "status", `{"f:status":{"f:conditions":{".":{},"k:{\"type\":\"Available\"}":{"f:status":{}}},"f:replicas":{}}}`),
+		entry("cainjector", update, "", `{"f:spec":{"f:conversion":{"f:webhook":{"f:clientConfig":{"f:caBundle":{}}}}},`+
+			`"f:webhooks":{"k:{\"name\":\"v.example.com\"}":{"f:clientConfig":{"f:caBundle":{}}}}}`),
+		entry("helm", apply, "", `{"f:spec":{"f:caBundle":{}}}`), // a former manager of the provider's: taken over, not held
 	})
-	got, err := heldThroughSubresource(obj)
+	got, err := heldByOthers(obj)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,12 +131,32 @@ func TestHeldThroughSubresource(t *testing.T) {
 		names = append(names, strings.Join(p, "."))
 	}
 	slices.Sort(names)
-	if want := []string{"spec.replicas", "status.replicas"}; !slices.Equal(names, want) {
-		t.Errorf("held %q, want %q (no path into a list)", names, want)
+	want := []string{"spec.conversion.webhook.clientConfig.caBundle", "spec.replicas", "status.conditions.[type=Available].status", "status.replicas",
+		"webhooks.[name=v.example.com].clientConfig.caBundle"}
+	if !slices.Equal(names, want) {
+		t.Errorf("held %q, want %q", names, want)
 	}
-	m := map[string]any{"spec": map[string]any{"replicas": int64(1), "paused": false}}
-	if removed := withoutHeld(m, got); !slices.Equal(removed, []string{"spec.replicas"}) || len(m["spec"].(map[string]any)) != 1 { //nolint:forcetypeassert // built above
-		t.Errorf("withoutHeld removed %q, left %v", removed, m)
+	m := map[string]any{
+		"spec": map[string]any{"replicas": int64(1), "paused": false},
+		"webhooks": []any{
+			map[string]any{"name": "other", "clientConfig": map[string]any{"caBundle": "a"}},
+			map[string]any{"name": "v.example.com", "clientConfig": map[string]any{"caBundle": "b", "url": "u"}},
+		},
+	}
+	removed := withoutHeld(m, got)
+	slices.Sort(removed)
+	if !slices.Equal(removed, []string{"spec.replicas", "webhooks.[name=v.example.com].clientConfig.caBundle"}) {
+		t.Errorf("withoutHeld removed %q", removed)
+	}
+	want2 := map[string]any{
+		"spec": map[string]any{"paused": false},
+		"webhooks": []any{
+			map[string]any{"name": "other", "clientConfig": map[string]any{"caBundle": "a"}},
+			map[string]any{"name": "v.example.com", "clientConfig": map[string]any{"url": "u"}},
+		},
+	}
+	if !reflect.DeepEqual(m, want2) {
+		t.Errorf("withoutHeld left %v, want %v", m, want2)
 	}
 }
 
@@ -160,14 +185,25 @@ metadata:
   name: d
 data:
   a: b
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata:
+  name: w
+webhooks:
+  - name: v.example.com
+    clientConfig:
+      caBundle: Cg==
+      service: {name: s, namespace: ns}
 `
 	var logged []string
 	p := leaveHeldFields{namespace: "ns", log: func(f string, a ...any) { logged = append(logged, f) },
 		held: map[objectKey][][]string{
-			{"apps", "Deployment", "ns", "d"}:          {{"spec", "replicas"}, {"spec", "absent"}},
-			{"apps", "Deployment", "ns", "other"}:      {{"spec", "replicas"}}, // another namespace
-			{"", "ConfigMap", "ns", "missing"}:         {{"data"}},
-			{"apps", "StatefulSet", "", "cluster-one"}: {{"spec", "replicas"}},
+			{"apps", "Deployment", "ns", "d"}:                                           {{"spec", "replicas"}, {"spec", "absent"}},
+			{"apps", "Deployment", "ns", "other"}:                                       {{"spec", "replicas"}}, // another namespace
+			{"", "ConfigMap", "ns", "missing"}:                                          {{"data"}},
+			{"apps", "StatefulSet", "", "cluster-one"}:                                  {{"spec", "replicas"}},
+			{"admissionregistration.k8s.io", "ValidatingWebhookConfiguration", "", "w"}: {{"webhooks", "[name=v.example.com]", "clientConfig", "caBundle"}},
 		}}
 	out, err := p.Run(bytes.NewBufferString(rendered))
 	if err != nil {
@@ -175,11 +211,12 @@ data:
 	}
 	got := out.String()
 	if strings.Count(got, "replicas:") != 1 || !strings.Contains(got, "replicas: 2") || !strings.Contains(got, "paused: false") ||
-		!strings.Contains(got, "postrenderer.helm.sh/postrender-filename: templates/d.yaml") || !strings.Contains(got, "a: b") {
+		!strings.Contains(got, "postrenderer.helm.sh/postrender-filename: templates/d.yaml") || !strings.Contains(got, "a: b") ||
+		strings.Contains(got, "caBundle") || !strings.Contains(got, "name: s") {
 		t.Errorf("post-rendered:\n%s", got)
 	}
-	if len(logged) != 1 {
-		t.Errorf("logged %d lines, want 1", len(logged))
+	if len(logged) != 2 {
+		t.Errorf("logged %d lines, want 2", len(logged))
 	}
 	if out, err := (leaveHeldFields{}).Run(bytes.NewBufferString(rendered)); err != nil || out.String() != rendered {
 		t.Errorf("nothing held: %v\n%s", err, out)

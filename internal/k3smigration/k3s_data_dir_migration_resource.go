@@ -20,6 +20,7 @@ var (
 	_ resource.ResourceWithConfigure      = &Resource{}
 	_ resource.ResourceWithImportState    = &Resource{}
 	_ resource.ResourceWithValidateConfig = &Resource{}
+	_ resource.ResourceWithIdentity       = &Resource{}
 )
 
 const (
@@ -112,6 +113,7 @@ func (r *Resource) Create(ctx context.Context, req resource.CreateRequest, resp 
 	}
 	plan.observed(res)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	resp.Diagnostics.Append(resp.Identity.Set(ctx, plan.identity())...)
 }
 
 // migrateHook runs the migration; tests replace it to add fault hooks.
@@ -125,6 +127,9 @@ func (r *Resource) Read(ctx context.Context, req resource.ReadRequest, resp *res
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	// Set on every path, a removal or a state kept as it was too: Terraform 1.11 and older (and a
+	// state written before identities) send none, and the framework requires one after each Read.
+	resp.Diagnostics.Append(resp.Identity.Set(ctx, state.identity())...)
 	nodeName := state.Node.ValueString()
 	spec, err := state.spec()
 	if err != nil {
@@ -190,6 +195,7 @@ func (r *Resource) Update(ctx context.Context, req resource.UpdateRequest, resp 
 		}
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	resp.Diagnostics.Append(resp.Identity.Set(ctx, plan.identity())...)
 }
 
 // Delete forgets the migration, or with restore_on_destroy moves the data back first.
@@ -239,9 +245,17 @@ func (r *Resource) Delete(ctx context.Context, req resource.DeleteRequest, resp 
 	}
 }
 
-// ImportState takes "<node>,<source>,<target>[,<switch_method>]"; Read then checks the node.
+// ImportState takes "<node>,<source>,<target>[,<switch_method>]", or an import block's identity
+// (`{ node = ..., target = ... }`, source and switch_method optional); Read then checks the node.
 func (r *Resource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	nodeName, source, target, method, err := parseImportID(req.ID)
+	if req.ID == "" && req.Identity != nil {
+		var ident identityModel
+		if resp.Diagnostics.Append(req.Identity.Get(ctx, &ident)...); resp.Diagnostics.HasError() {
+			return
+		}
+		nodeName, source, target, method, err = parseImportIdentity(ident)
+	}
 	if err != nil {
 		resp.Diagnostics.AddError("Invalid import ID", err.Error())
 		return
@@ -253,6 +267,8 @@ func (r *Resource) ImportState(ctx context.Context, req resource.ImportStateRequ
 	} {
 		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(name), v)...)
 	}
+	resp.Diagnostics.Append(resp.Identity.Set(ctx, identityModel{Node: types.StringValue(nodeName), Source: types.StringValue(source),
+		Target: types.StringValue(target), SwitchMethod: types.StringValue(string(method))})...)
 }
 
 // connect resolves the node to an SSH host and builds the Kubernetes hooks.

@@ -92,23 +92,66 @@ func (m *model) observed(res Result) {
 	}
 }
 
+// identityModel is the migration's resource identity (Terraform 1.12+, OpenTofu 1.12+): the node
+// and the data directory moved, which the `id` names, and where to and how, which an import needs
+// too. A migration keeps all four for its life: changing any replaces it.
+type identityModel struct {
+	Node         types.String `tfsdk:"node"`
+	Source       types.String `tfsdk:"source"`
+	Target       types.String `tfsdk:"target"`
+	SwitchMethod types.String `tfsdk:"switch_method"`
+}
+
+// identity is the model's identity.
+func (m model) identity() identityModel {
+	return identityModel{Node: m.Node, Source: m.Source, Target: m.Target, SwitchMethod: m.SwitchMethod}
+}
+
 // parseImportID reads "<node>,<source>,<target>[,<switch_method>]".
 func parseImportID(id string) (nodeName, source, target string, method Method, err error) {
 	parts := strings.Split(id, ",")
 	if len(parts) < 3 || len(parts) > 4 || parts[0] == "" {
 		return "", "", "", "", fmt.Errorf("import ID %q must be <node>,<source>,<target> or <node>,<source>,<target>,<switch_method>", id)
 	}
-	method = MethodSymlink
+	m := ""
 	if len(parts) == 4 {
-		method = Method(parts[3])
-		switch method {
-		case MethodSymlink, MethodConfig, MethodBindMount:
-		default:
-			return "", "", "", "", fmt.Errorf("import ID %q: switch_method must be symlink, config or bind_mount", id)
-		}
+		m = parts[3]
 	}
-	if err := CheckPaths(parts[1], parts[2]); err != nil {
+	if method, err = checkImport(parts[1], parts[2], m); err != nil {
 		return "", "", "", "", fmt.Errorf("import ID %q: %w", id, err)
 	}
 	return parts[0], parts[1], parts[2], method, nil
+}
+
+// parseImportIdentity reads an import block's identity; source and switch_method may be left
+// out (their defaults).
+func parseImportIdentity(ident identityModel) (nodeName, source, target string, method Method, err error) {
+	source = ident.Source.ValueString()
+	if ident.Source.IsNull() {
+		source = DefaultSource
+	}
+	if ident.Node.ValueString() == "" {
+		return "", "", "", "", fmt.Errorf("the import block's identity needs node")
+	}
+	if method, err = checkImport(source, ident.Target.ValueString(), ident.SwitchMethod.ValueString()); err != nil {
+		return "", "", "", "", fmt.Errorf("the import block's identity: %w", err)
+	}
+	return ident.Node.ValueString(), source, ident.Target.ValueString(), method, nil
+}
+
+// checkImport checks an import's paths and switch method ("" for the default, symlink).
+func checkImport(source, target, m string) (Method, error) {
+	method := MethodSymlink
+	if m != "" {
+		method = Method(m)
+		switch method {
+		case MethodSymlink, MethodConfig, MethodBindMount:
+		default:
+			return "", fmt.Errorf("switch_method must be symlink, config or bind_mount")
+		}
+	}
+	if err := CheckPaths(source, target); err != nil {
+		return "", err
+	}
+	return method, nil
 }

@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/hashicorp/terraform-plugin-framework/types"
 )
 
 func TestCheckPaths(t *testing.T) {
@@ -176,6 +178,26 @@ func TestParseImportID(t *testing.T) {
 	for _, bad := range []string{"node-1", "node-1,/a", ",/a/b,/c/d", "n,/a/b,/a/b", "n,/a/b,/c/d,rename"} {
 		if _, _, _, _, err := parseImportID(bad); err == nil {
 			t.Errorf("parseImportID(%q) accepted", bad)
+		}
+	}
+}
+
+// An import block's identity: source and switch_method default as in the schema; the same checks
+// as an import ID.
+func TestParseImportIdentity(t *testing.T) {
+	str := types.StringValue
+	n, s, tg, m, err := parseImportIdentity(identityModel{Node: str("node-1"), Source: types.StringNull(), Target: str("/mnt/k3s"), SwitchMethod: types.StringNull()})
+	if err != nil || n != "node-1" || s != DefaultSource || tg != "/mnt/k3s" || m != MethodSymlink {
+		t.Errorf("parseImportIdentity = %q %q %q %q %v", n, s, tg, m, err)
+	}
+	for _, bad := range []identityModel{
+		{Node: types.StringNull(), Target: str("/mnt/k3s")},
+		{Node: str("n"), Target: types.StringNull()},
+		{Node: str("n"), Source: str("/a/b"), Target: str("/a/b")},
+		{Node: str("n"), Target: str("/mnt/k3s"), SwitchMethod: str("rename")},
+	} {
+		if _, _, _, _, err := parseImportIdentity(bad); err == nil {
+			t.Errorf("parseImportIdentity(%v) accepted", bad)
 		}
 	}
 }

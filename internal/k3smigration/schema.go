@@ -7,6 +7,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/identityschema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/float64planmodifier"
@@ -19,6 +20,17 @@ import (
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/validate"
 )
+
+// IdentitySchema describes the migration's resource identity: node, source, target and
+// switch_method (identityModel).
+func (r *Resource) IdentitySchema(_ context.Context, _ resource.IdentitySchemaRequest, resp *resource.IdentitySchemaResponse) {
+	resp.IdentitySchema = identityschema.Schema{Attributes: map[string]identityschema.Attribute{
+		"node":          identityschema.StringAttribute{RequiredForImport: true, Description: "Kubernetes node whose data directory moved."},
+		"source":        identityschema.StringAttribute{OptionalForImport: true, Description: "The k3s data directory moved (default: `" + DefaultSource + "`)."},
+		"target":        identityschema.StringAttribute{RequiredForImport: true, Description: "Where the data moved to."},
+		"switch_method": identityschema.StringAttribute{OptionalForImport: true, Description: "How k3s was pointed at `target`: `symlink` (default), `config` or `bind_mount`."},
+	}}
+}
 
 // Schema describes clusterstorage_k3s_data_dir_migration.
 func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
