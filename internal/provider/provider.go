@@ -6,6 +6,7 @@ import (
 	"context"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/list"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 
@@ -22,7 +23,10 @@ import (
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/volumes"
 )
 
-var _ provider.Provider = &Provider{}
+var (
+	_ provider.Provider                  = &Provider{}
+	_ provider.ProviderWithListResources = &Provider{}
+)
 
 // New returns a constructor for the provider at the given version, as providerserver expects.
 func New(version string) func() provider.Provider {
@@ -69,6 +73,7 @@ func (p *Provider) Configure(ctx context.Context, req provider.ConfigureRequest,
 	data := providerdata.New(clients, nodes)
 	resp.ResourceData = data
 	resp.DataSourceData = data
+	resp.ListResourceData = data
 }
 
 // Resources lists the provider's resource types.
@@ -79,6 +84,14 @@ func (p *Provider) Resources(_ context.Context) []func() resource.Resource {
 		k3smigration.NewResource,
 		backend.NewResource,
 		volumemigration.NewResource,
+	}
+}
+
+// ListResources lists the provider's list resources, for `terraform query` (Terraform 1.14+).
+func (p *Provider) ListResources(_ context.Context) []func() list.ListResource {
+	return []func() list.ListResource{
+		storageclass.NewListResource,
+		localpv.NewListResource,
 	}
 }
 
