@@ -1,7 +1,7 @@
 # By resource identity (Terraform 1.12+, OpenTofu 1.12+): the class's name.
 import {
-  to = clusterstorage_storage_class.local
+  to = clusterstorage_storage_class.hostpath
   identity = {
-    name = "local-nvme"
+    name = "openebs-hostpath-fast"
   }
 }

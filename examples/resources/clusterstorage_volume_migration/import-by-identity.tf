@@ -1,8 +1,8 @@
 # By resource identity (Terraform 1.12+, OpenTofu 1.12+): the claim migrated.
 import {
-  to = clusterstorage_volume_migration.postgres
+  to = clusterstorage_volume_migration.off_longhorn["monitoring/prometheus-data"]
   identity = {
-    namespace = "db"
-    claim     = "data-postgres-0"
+    namespace = "monitoring"
+    claim     = "prometheus-data"
   }
 }
