@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/volumes"
 )
 
@@ -240,11 +241,11 @@ func deletesClaims(p *appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy) bo
 func replicasManager(meta *metav1.ObjectMeta, field string) string {
 	var best metav1.ManagedFieldsEntry
 	for _, f := range meta.ManagedFields {
-		if f.Manager == managedBy || f.FieldsV1 == nil {
+		if f.Manager == kube.FieldManager || f.FieldsV1 == nil {
 			continue
 		}
 		var fields map[string]any
-		if json.Unmarshal(f.FieldsV1.Raw, &fields) != nil {
+		if json.NewDecoder(f.FieldsV1.GetRawReader()).Decode(&fields) != nil {
 			continue
 		}
 		spec, _ := fields["f:spec"].(map[string]any) //nolint:errcheck // absent: not this entry

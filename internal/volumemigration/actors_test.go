@@ -16,6 +16,7 @@ import (
 	psaapi "k8s.io/pod-security-admission/api"
 	psapolicy "k8s.io/pod-security-admission/policy"
 
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/volumes"
 )
 
@@ -105,10 +106,10 @@ func TestClaimOwners(t *testing.T) {
 
 func TestReplicasManager(t *testing.T) {
 	at := func(s int) *metav1.Time { return &metav1.Time{Time: time.Unix(int64(s), 0)} }
-	fields := func(v string) *metav1.FieldsV1 { return &metav1.FieldsV1{Raw: []byte(v)} }
+	fields := func(v string) *metav1.FieldsV1 { return metav1.NewFieldsV1(v) }
 	meta := &metav1.ObjectMeta{ManagedFields: []metav1.ManagedFieldsEntry{
 		{Manager: "kubectl-client-side-apply", Time: at(1), FieldsV1: fields(`{"f:spec":{"f:replicas":{},"f:template":{}}}`)},
-		{Manager: managedBy, Time: at(3), FieldsV1: fields(`{"f:spec":{"f:replicas":{}}}`)},
+		{Manager: kube.FieldManager, Time: at(3), FieldsV1: fields(`{"f:spec":{"f:replicas":{}}}`)},
 		{Manager: "argocd-controller", Time: at(5), FieldsV1: fields(`{"f:spec":{"f:replicas":{}}}`)},
 		{Manager: "kube-controller-manager", Time: at(9), FieldsV1: fields(`{"f:status":{"f:replicas":{}}}`)},
 	}}
