@@ -60,7 +60,7 @@ func (m *Migrator) copyPod(name, mode, marker, targetClaim, node string, activeD
 				Name:            "rsync",
 				Image:           m.Spec.Image,
 				ImagePullPolicy: corev1.PullPolicy(m.Spec.PullPolicy),
-				Command:         []string{"sh", "-c", copyScript, "copy.sh", mode, marker},
+				Command:         m.copyCommand(mode, marker),
 				VolumeMounts: []corev1.VolumeMount{
 					{Name: "source", MountPath: sourceMount, ReadOnly: true},
 					{Name: "target", MountPath: targetMount},
@@ -98,6 +98,15 @@ func (m *Migrator) copyPod(name, mode, marker, targetClaim, node string, activeD
 		}}
 	}
 	return p
+}
+
+// copyCommand is the copy container's command: copyScript in mode, with copy_xattrs.
+func (m *Migrator) copyCommand(mode, marker string) []string {
+	cmd := []string{"sh", "-c", copyScript, "copy.sh", mode, marker}
+	if m.Spec.CopyXattrs {
+		cmd = append(cmd, "xattrs")
+	}
+	return cmd
 }
 
 // runCopy runs one copy pod to its end and returns what its script reported. The pod is removed

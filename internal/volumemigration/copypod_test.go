@@ -61,6 +61,13 @@ func TestCopyPod(t *testing.T) {
 	if p := m.copyPod("x", modeCopy, "MK", "t", "", 1); p.Spec.Affinity != nil {
 		t.Errorf("a pod without a node is pinned: %+v", p.Spec.Affinity)
 	}
+	if cmd := c.Command; cmd[len(cmd)-1] != "MK" {
+		t.Errorf("without copy_xattrs the script gets %q", cmd[4:])
+	}
+	m.Spec.CopyXattrs = true
+	if cmd := m.copyPod("x", modeFinal, "MK", "t", "", 1).Spec.Containers[0].Command; cmd[len(cmd)-1] != "xattrs" {
+		t.Errorf("with copy_xattrs the script gets %q", cmd[4:])
+	}
 }
 
 func TestStale(t *testing.T) {

@@ -60,6 +60,8 @@ type Spec struct {
 	HostNetwork  bool
 	// Resources are the copy pods' requests and limits.
 	Resources corev1.ResourceRequirements
+	// CopyXattrs copies and verifies extended attributes and ACLs too (rsync -X -A).
+	CopyXattrs bool
 	// ControllersPaused says the user paused the actors that drive the workload's replica count
 	// (Argo CD or Flux self-heal, KEDA, an operator): the plan does not refuse them. The apply
 	// still checks, before the swap, that nothing started the workload again.
@@ -79,6 +81,9 @@ type Result struct {
 	MigratedAt time.Time
 	// SourceDeleted is set when the source volume is gone (delete_source).
 	SourceDeleted bool
+	// XattrFiles is how many files had extended attributes or ACLs that were not copied
+	// (without CopyXattrs, as the first copy found them).
+	XattrFiles int64
 }
 
 // Migrator runs one migration.
@@ -392,6 +397,10 @@ func (m *Migrator) beforeSwap(ctx context.Context, claim *corev1.PersistentVolum
 			}
 			p.Files += out.Files
 			p.Bytes += out.Bytes
+			if out.XattrFiles > 0 {
+				p.XattrFiles = out.XattrFiles
+				m.log("files with extended attributes or ACLs are copied without them (copy_xattrs = false)", map[string]any{"files": out.XattrFiles})
+			}
 		}
 		if p.Owners, err = m.owners(ctx, ws); err != nil {
 			return p, err
@@ -597,7 +606,7 @@ func (m *Migrator) startOwners(ctx context.Context, p progress) (progress, error
 
 // finish deletes the source volume when asked and reports the result.
 func (m *Migrator) finish(ctx context.Context, p progress) (Result, error) {
-	r := Result{SourceVolume: p.SourceVolume, TargetVolume: p.TargetVolume, Files: p.Files, Bytes: p.Bytes, Downtime: p.Downtime}
+	r := Result{SourceVolume: p.SourceVolume, TargetVolume: p.TargetVolume, Files: p.Files, Bytes: p.Bytes, Downtime: p.Downtime, XattrFiles: p.XattrFiles}
 	if p.MigratedAt != nil {
 		r.MigratedAt = *p.MigratedAt
 	}

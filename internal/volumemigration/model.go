@@ -110,6 +110,7 @@ type model struct {
 	ImagePullPolicy   types.String   `tfsdk:"image_pull_policy"`
 	HostNetwork       types.Bool     `tfsdk:"host_network"`
 	ControllersPaused types.Bool     `tfsdk:"controllers_paused"`
+	CopyXattrs        types.Bool     `tfsdk:"copy_xattrs"`
 	ResourceRequests  types.Map      `tfsdk:"resource_requests"`
 	ResourceLimits    types.Map      `tfsdk:"resource_limits"`
 	Timeouts          timeouts.Value `tfsdk:"timeouts"`
@@ -133,6 +134,7 @@ func (m model) spec() (Spec, error) {
 		HostNetwork:  m.HostNetwork.ValueBool(),
 
 		ControllersPaused: m.ControllersPaused.ValueBool(),
+		CopyXattrs:        m.CopyXattrs.ValueBool(),
 	}
 	if s.Image == "" {
 		s.Image = DefaultImage
@@ -216,6 +218,7 @@ func (m *model) fillDefaults() {
 	m.Image = types.StringValue(DefaultImage)
 	m.HostNetwork = types.BoolValue(false)
 	m.ControllersPaused = types.BoolValue(false)
+	m.CopyXattrs = types.BoolValue(false)
 	m.ResourceRequests = quantities(defaultRequests)
 	m.ResourceLimits = quantities(defaultLimits)
 }

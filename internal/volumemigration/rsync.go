@@ -35,6 +35,9 @@ type copyOutput struct {
 	// Unchanged is how many files the last verification found unchanged since the record, and
 	// so did not read (-1: it read every file).
 	Unchanged int64
+	// XattrFiles is how many files have extended attributes or ACLs the copy left out (without
+	// copy_xattrs; -1: not known).
+	XattrFiles int64
 	// Exit is the script's exit status; Ended is false when its last line never came.
 	Exit  int
 	Ended bool
@@ -43,7 +46,7 @@ type copyOutput struct {
 // parseCopyOutput reads copyScript's log. Lines of rsync's --stats output count only inside a
 // "stats" section; every other line is kept in Log order but ignored (rsync's warnings).
 func parseCopyOutput(log, marker string) (copyOutput, error) {
-	out := copyOutput{Unchanged: -1}
+	out := copyOutput{Unchanged: -1, XattrFiles: -1}
 	section := ""
 	prefix := marker + " "
 	for _, line := range strings.Split(log, "\n") {
@@ -59,6 +62,10 @@ func parseCopyOutput(log, marker string) (copyOutput, error) {
 				out.Unchanged = -1
 			case rest == "record":
 				section = "record"
+			case strings.HasPrefix(rest, "xattrs "):
+				if n, err := strconv.ParseInt(strings.TrimPrefix(rest, "xattrs "), 10, 64); err == nil {
+					out.XattrFiles = n
+				}
 			case strings.HasPrefix(rest, "unchanged "):
 				if n, err := strconv.ParseInt(strings.TrimPrefix(rest, "unchanged "), 10, 64); err == nil {
 					out.Unchanged = n

@@ -34,7 +34,7 @@ Total transferred file size: 2 bytes
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := copyOutput{Files: 1235, Bytes: 12345680, Verified: true, Ended: true, CopySeconds: 1.52, VerifySeconds: 0.48, Unchanged: -1}
+	want := copyOutput{Files: 1235, Bytes: 12345680, Verified: true, Ended: true, CopySeconds: 1.52, VerifySeconds: 0.48, Unchanged: -1, XattrFiles: -1}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %+v, want %+v", got, want)
 	}
@@ -244,5 +244,68 @@ func TestCopyScript_record(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dst, ".clusterstorage-migration-verified")); !os.IsNotExist(err) {
 		t.Errorf("the record is left on the target: %v", err)
+	}
+}
+
+// TestCopyScript_xattrs: without copy_xattrs the first copy counts the files whose extended
+// attributes or ACLs it leaves out; with it, every pass copies them and the final verification
+// compares them (one changed on the source after the record is found and copied again).
+func TestCopyScript_xattrs(t *testing.T) {
+	for _, tool := range []string{"rsync", "setfattr", "getfattr", "setfacl"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("%s is not installed (scripts/deps.sh installs rsync, attr and acl)", tool)
+			}
+			t.Skipf("%s is not installed", tool)
+		}
+	}
+	src := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(src, "tagged"), []byte("x"), 0o640))
+	must(t, os.WriteFile(filepath.Join(src, "acl"), []byte("y"), 0o640))
+	must(t, os.WriteFile(filepath.Join(src, "plain"), []byte("z"), 0o640))
+	sh := func(name string, args ...string) string {
+		t.Helper()
+		out, err := exec.Command(name, args...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s %v: %v\n%s", name, args, err, out)
+		}
+		return string(out)
+	}
+	sh("setfattr", "-n", "user.origin", "-v", "camera-1", filepath.Join(src, "tagged"))
+	sh("setfacl", "-m", "u:1234:r", filepath.Join(src, "acl"))
+	run := func(dst, mode string, args ...string) copyOutput {
+		t.Helper()
+		cmd := exec.Command("sh", append([]string{"-c", copyScript, "copy.sh", mode, "MK"}, args...)...)
+		cmd.Env = append(os.Environ(), "SOURCE="+src, "TARGET="+dst)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s %v: %v\n%s", mode, args, err, out)
+		}
+		got, err := parseCopyOutput(string(out), "MK")
+		must(t, err)
+		if got.Exit != 0 {
+			t.Fatalf("%s %v: %+v\n%s", mode, args, got, out)
+		}
+		return got
+	}
+	if got := run(t.TempDir(), modeCopy); got.XattrFiles != 2 {
+		t.Errorf("without xattrs: %d files with attributes left out reported, want 2", got.XattrFiles)
+	}
+	dst := t.TempDir()
+	if got := run(dst, modeCopy, "xattrs"); got.XattrFiles != -1 {
+		t.Errorf("with xattrs the copy counts what it leaves out: %+v", got)
+	}
+	if v := sh("getfattr", "--absolute-names", "--only-values", "-n", "user.origin", filepath.Join(dst, "tagged")); v != "camera-1" {
+		t.Errorf("user.origin on the target: %q", v)
+	}
+	sh("setfattr", "-n", "user.origin", "-v", "camera-2", filepath.Join(src, "tagged"))
+	if got := run(dst, modeFinal, "xattrs"); !got.Verified || len(got.Differs) != 0 {
+		t.Errorf("final: %+v", got)
+	}
+	if v := sh("getfattr", "--absolute-names", "--only-values", "-n", "user.origin", filepath.Join(dst, "tagged")); v != "camera-2" {
+		t.Errorf("user.origin on the target after the final pass: %q", v)
+	}
+	if acl := sh("getfacl", "--absolute-names", "-c", filepath.Join(dst, "acl")); !strings.Contains(acl, "user:1234:r--") {
+		t.Errorf("the ACL on the target:\n%s", acl)
 	}
 }

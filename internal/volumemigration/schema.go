@@ -130,6 +130,13 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 				Default:             booldefault.StaticBool(false),
 				MarkdownDescription: "Run the copy pods in the node's network namespace (default: `false`). Only needed on clusters without a pod network.",
 			},
+			"copy_xattrs": schema.BoolAttribute{
+				Optional: true, Computed: true,
+				Default: booldefault.StaticBool(false),
+				MarkdownDescription: "Copy and verify extended attributes and POSIX ACLs too (`rsync -X -A`; default: `false`). Needs them supported " +
+					"on both filesystems; attributes in namespaces other than `user.` and `system.posix_acl_*` need capabilities the copy pod does " +
+					"not have. Without it, a source with extended attributes or ACLs is copied without them and the apply warns with their count.",
+			},
 			"controllers_paused": schema.BoolAttribute{
 				Optional: true, Computed: true,
 				Default: booldefault.StaticBool(false),

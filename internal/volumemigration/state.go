@@ -98,7 +98,9 @@ type progress struct {
 	// Owners are recorded before they are scaled down; nil until then.
 	Owners []owner `json:"owners,omitempty"`
 	Files  int64   `json:"files,omitempty"`
-	Bytes  int64   `json:"bytes,omitempty"`
+	// XattrFiles is how many files had extended attributes or ACLs the copy left out.
+	XattrFiles int64 `json:"xattrFiles,omitempty"`
+	Bytes      int64 `json:"bytes,omitempty"`
 	// StoppedAt is when the owners were scaled down; Downtime is the seconds from then until
 	// they were Ready again.
 	StoppedAt  *time.Time `json:"stoppedAt,omitempty"`

@@ -6,6 +6,7 @@ package volumemigration
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -133,6 +134,12 @@ func (r *Resource) Create(ctx context.Context, req resource.CreateRequest, resp 
 	if err != nil {
 		resp.Diagnostics.AddError("Migrating claim "+m.ref()+" to StorageClass "+s.StorageClass+" failed", err.Error())
 		return
+	}
+	if res.XattrFiles > 0 {
+		resp.Diagnostics.AddAttributeWarning(path.Root("copy_xattrs"), "Extended attributes or ACLs were not copied",
+			fmt.Sprintf("%d files of claim %s have extended attributes or POSIX ACLs, and the new volume has the files without them (copy_xattrs = false). "+
+				"The source volume %s keeps them. If the workload needs them, move the claim back (restore_on_destroy) and migrate again with copy_xattrs = true.",
+				res.XattrFiles, m.ref(), res.SourceVolume))
 	}
 	plan.observed(res)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)

@@ -1,7 +1,10 @@
 #!/bin/sh
 # The copy pod's script (clusterstorage_volume_migration). The source claim is mounted read-only
 # at /source, the new claim at /target.
-#   copy.sh MODE MARKER
+#   copy.sh MODE MARKER [xattrs]
+# With "xattrs" every pass and verification copies and compares extended attributes and ACLs
+# (rsync -X -A); without, the copy reports how many files have ones it does not copy
+# ("MARKER xattrs N", after the first copy).
 # MODE copy: one rsync pass, while the workload may still write to the source.
 # MODE final: the workload is stopped; the delta pass, then a verification that compares every
 # file's content (rsync --checksum, dry run): it must list nothing. When it lists something (a
@@ -29,6 +32,10 @@ src=${SOURCE:-/source}
 dst=${TARGET:-/target}
 mode=$1
 marker=$2
+xa=
+if [ "${3:-}" = xattrs ]; then
+	xa=-XA
+fi
 # The record of the files compared while the workload ran, below the target's root; no pass
 # copies or deletes it (excl). A source that has a file of that name is copied whole, and
 # verified file by file (no record).
@@ -74,7 +81,7 @@ echo "$marker sparse ${sparse:-no}"
 copy() {
 	echo "$marker stats"
 	t=$(now)
-	rsync -aH ${sparse:+"$sparse"} --numeric-ids --delete ${excl:+"$excl"} --stats "$@" "$src/" "$dst/"
+	rsync -aH ${xa:+"$xa"} ${sparse:+"$sparse"} --numeric-ids --delete ${excl:+"$excl"} --stats "$@" "$src/" "$dst/"
 	rc=$?
 	took "$t"
 	return $rc
@@ -86,10 +93,10 @@ verify() {
 	t=$(now)
 	if [ -n "$excl" ] && [ -s "$dst/$state/verified" ] && changed >"$tmp/changed"; then
 		echo "$marker unchanged $(cat "$tmp/kept")"
-		rsync -aHS --numeric-ids --delete ${excl:+"$excl"} --dry-run --out-format="$marker differs %i %n%L" "$src/" "$dst/" &&
-			rsync -aHS --numeric-ids --checksum --dry-run --files-from="$tmp/changed" --out-format="$marker differs %i %n%L" "$src/" "$dst/"
+		rsync -aHS ${xa:+"$xa"} --numeric-ids --delete ${excl:+"$excl"} --dry-run --out-format="$marker differs %i %n%L" "$src/" "$dst/" &&
+			rsync -aHS ${xa:+"$xa"} --numeric-ids --checksum --dry-run --files-from="$tmp/changed" --out-format="$marker differs %i %n%L" "$src/" "$dst/"
 	else
-		rsync -aHS --numeric-ids --delete ${excl:+"$excl"} --checksum --dry-run --out-format="$marker differs %i %n%L" "$src/" "$dst/"
+		rsync -aHS ${xa:+"$xa"} --numeric-ids --delete ${excl:+"$excl"} --checksum --dry-run --out-format="$marker differs %i %n%L" "$src/" "$dst/"
 	fi
 	rc=$?
 	took "$t"
@@ -125,7 +132,7 @@ record() {
 	begin=$(date +%s)
 	snap "$src" >"$tmp/src1" && snap "$dst" >"$tmp/dst1" || return 0
 	# 24: files vanished meanwhile (the workload runs), which are then in neither snapshot.
-	rsync -aHS --numeric-ids --checksum --dry-run ${excl:+"$excl"} --out-format='%n' "$src/" "$dst/" >"$tmp/differ"
+	rsync -aHS ${xa:+"$xa"} --numeric-ids --checksum --dry-run ${excl:+"$excl"} --out-format='%n' "$src/" "$dst/" >"$tmp/differ"
 	rc=$?
 	[ "$rc" -eq 0 ] || [ "$rc" -eq 24 ] || return 0
 	snap "$src" >"$tmp/src2" && snap "$dst" >"$tmp/dst2" || return 0
@@ -167,6 +174,16 @@ fi
 if [ "$rc" -ne 0 ]; then
 	echo "$marker exit $rc"
 	exit "$rc"
+fi
+# xattrs_left prints how many files have extended attributes or ACLs the copy leaves out (an
+# itemized change's tenth and eleventh letters, "a" and "x"); nothing when rsync cannot tell.
+xattrs_left() {
+	out=$(rsync -aHXA --numeric-ids --dry-run ${excl:+"$excl"} --out-format='%i' "$src/" "$dst/" 2>/dev/null) || return 0
+	printf '%s\n' "$out" | awk 'substr($0, 10, 1) == "a" || substr($0, 11, 1) == "x" { n++ } END { print n + 0 }'
+}
+if [ "$mode" = copy ] && [ -z "$xa" ]; then
+	n=$(xattrs_left)
+	[ -n "$n" ] && echo "$marker xattrs $n"
 fi
 if [ "$mode" = copy ]; then
 	echo "$marker record"
