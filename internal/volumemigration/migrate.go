@@ -669,7 +669,19 @@ func DeleteSource(ctx context.Context, client kubernetes.Interface, pvName, clai
 	if err := client.CoreV1().PersistentVolumes().Delete(ctx, pvName, metav1.DeleteOptions{}); err != nil && !kube.IsNotFound(err) {
 		return fmt.Errorf("deleting the source volume %s: %w", pvName, err)
 	}
-	return nil
+	// Waited for as the Delete case is: the object goes once the pv-protection controller has
+	// taken its finalizer off, and a backend's guard in the same apply must not find it.
+	return kube.Poll(ctx, 250*time.Millisecond, time.Until(deadline(ctx)), "the source volume "+pvName+" to be deleted",
+		func(ctx context.Context) (bool, string, error) {
+			_, err := client.CoreV1().PersistentVolumes().Get(ctx, pvName, metav1.GetOptions{})
+			if kube.IsNotFound(err) {
+				return true, "", nil
+			}
+			if err != nil {
+				return kube.KeepPolling(err)
+			}
+			return false, "it still exists", nil
+		})
 }
 
 // rollback undoes a migration before the source claim is deleted: the copy pods and the new
