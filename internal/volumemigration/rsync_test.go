@@ -100,17 +100,8 @@ func TestCopyScript(t *testing.T) {
 	var raw string
 	run := func(mode string) copyOutput {
 		t.Helper()
-		cmd := exec.Command("sh", "-c", copyScript, "copy.sh", mode, "MK")
-		cmd.Env = append(os.Environ(), "SOURCE="+src, "TARGET="+dst)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("%s: %v\n%s", mode, err, out)
-		}
-		raw = string(out)
-		got, err := parseCopyOutput(raw, "MK")
-		if err != nil {
-			t.Fatal(err)
-		}
+		var got copyOutput
+		got, raw = runCopyScript(t, src, dst, mode)
 		return got
 	}
 	if got := run(modeCopy); got.Files != 2 || got.Bytes != 10004 || got.Verified || !got.Ended || got.Exit != 0 {
@@ -144,13 +135,8 @@ func TestCopyScript_sparse(t *testing.T) {
 	}
 	run := func(src string) string {
 		t.Helper()
-		cmd := exec.Command("sh", "-c", copyScript, "copy.sh", modeCopy, "MK")
-		cmd.Env = append(os.Environ(), "SOURCE="+src, "TARGET="+t.TempDir())
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("%v\n%s", err, out)
-		}
-		return string(out)
+		_, raw := runCopyScript(t, src, t.TempDir(), modeCopy)
+		return raw
 	}
 	dense := t.TempDir()
 	must(t, os.WriteFile(filepath.Join(dense, "a"), make([]byte, 100000), 0o600))
@@ -166,6 +152,21 @@ func TestCopyScript_sparse(t *testing.T) {
 	if out := run(sparse); !strings.Contains(out, "MK sparse -S\n") {
 		t.Errorf("a source with a sparse file:\n%s", out)
 	}
+}
+
+// runCopyScript runs the copy pod's script with the machine's rsync from src to dst in mode (with
+// the script's further args), with marker "MK", and returns what it reported and its output.
+func runCopyScript(t *testing.T, src, dst, mode string, args ...string) (copyOutput, string) {
+	t.Helper()
+	cmd := exec.Command("sh", append([]string{"-c", copyScript, "copy.sh", mode, "MK"}, args...)...)
+	cmd.Env = append(os.Environ(), "SOURCE="+src, "TARGET="+dst)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %v: %v\n%s", mode, args, err, out)
+	}
+	got, err := parseCopyOutput(string(out), "MK")
+	must(t, err)
+	return got, string(out)
 }
 
 func must(t *testing.T, err error) {
@@ -194,15 +195,7 @@ func TestCopyScript_record(t *testing.T) {
 	}
 	run := func(mode string) (copyOutput, string) {
 		t.Helper()
-		cmd := exec.Command("sh", "-c", copyScript, "copy.sh", mode, "MK")
-		cmd.Env = append(os.Environ(), "SOURCE="+src, "TARGET="+dst)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("%s: %v\n%s", mode, err, out)
-		}
-		got, err := parseCopyOutput(string(out), "MK")
-		must(t, err)
-		return got, string(out)
+		return runCopyScript(t, src, dst, mode)
 	}
 	if got, raw := run(modeCopy); got.Exit != 0 || !strings.Contains(raw, "MK record\n") {
 		t.Fatalf("copy: %+v\n%s", got, raw)
@@ -275,16 +268,9 @@ func TestCopyScript_xattrs(t *testing.T) {
 	sh("setfacl", "-m", "u:1234:r", filepath.Join(src, "acl"))
 	run := func(dst, mode string, args ...string) copyOutput {
 		t.Helper()
-		cmd := exec.Command("sh", append([]string{"-c", copyScript, "copy.sh", mode, "MK"}, args...)...)
-		cmd.Env = append(os.Environ(), "SOURCE="+src, "TARGET="+dst)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("%s %v: %v\n%s", mode, args, err, out)
-		}
-		got, err := parseCopyOutput(string(out), "MK")
-		must(t, err)
+		got, raw := runCopyScript(t, src, dst, mode, args...)
 		if got.Exit != 0 {
-			t.Fatalf("%s %v: %+v\n%s", mode, args, got, out)
+			t.Fatalf("%s %v: %+v\n%s", mode, args, got, raw)
 		}
 		return got
 	}
