@@ -83,14 +83,15 @@ type CLIRun struct {
 	done chan error
 }
 
-// Start starts the CLI with args (-no-color added after the command, and -input=false but to
-// show); the test's cleanup kills it, with its provider, if it still runs.
+// Start starts the CLI with args (-no-color added after the command, and -input=false to the
+// commands that take it: not show, not query, which reject it); the test's cleanup kills it, with
+// its provider, if it still runs.
 func (w *Workspace) Start(t testing.TB, args ...string) *CLIRun {
 	t.Helper()
 	r := &CLIRun{done: make(chan error, 1)}
 	// Right after the command: import takes its options before its two arguments.
 	flags := []string{"-no-color"}
-	if args[0] != "show" {
+	if !noInputFlag[args[0]] {
 		flags = append(flags, "-input=false")
 	}
 	args = append(append([]string{args[0]}, flags...), args[1:]...)
@@ -112,6 +113,17 @@ func (w *Workspace) Start(t testing.TB, args ...string) *CLIRun {
 		}
 	})
 	return r
+}
+
+// noInputFlag holds the commands that take no -input flag (`terraform query` of Terraform 1.14+
+// fails with "flag provided but not defined: -input").
+var noInputFlag = map[string]bool{"show": true, "query": true}
+
+// Query runs `terraform query` (Terraform 1.14+) with args, e.g. -generate-config-out=generated.tf,
+// to its end: its output and error.
+func (w *Workspace) Query(t testing.TB, args ...string) (string, error) {
+	t.Helper()
+	return w.Exec(t, append([]string{"query"}, args...)...)
 }
 
 // Exec runs the CLI with args to its end (ten minutes at most): its output and error.

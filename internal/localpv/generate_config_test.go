@@ -135,12 +135,7 @@ list "clusterstorage_local_pv" "slow" {
 		return out
 	}
 
-	// Not through w.Exec: `terraform query` takes no -input flag, which Workspace adds.
-	cmd := exec.Command(cli, "query", "-no-color", "-generate-config-out=generated.tf")
-	cmd.Dir = w.Dir
-	cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+rc, "CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1")
-	raw, err := cmd.CombinedOutput()
-	out := string(raw)
+	out, err := w.Query(t, "-generate-config-out=generated.tf")
 	if err != nil {
 		t.Fatalf("terraform query: %v\n%s", err, out)
 	}
