@@ -33,12 +33,23 @@ func main() {
 	if os.Getenv("GOGC") == "" {
 		runtimedebug.SetGCPercent(gcPercent)
 	}
+	var profiler *heapProfiler
+	if dir := os.Getenv(heapProfileEnv); dir != "" {
+		p, err := startHeapProfiler(dir)
+		if err != nil {
+			log.Fatal(err)
+		}
+		profiler = p
+	}
 	err := providerserver.Serve(context.Background(), provider.New(version), providerserver.ServeOpts{
 		Address: "registry.terraform.io/clusterstorage/clusterstorage",
 		Debug:   debug,
 	})
 	// Terraform has every answer once it stops the provider: the marks of this run's creates go.
 	importmark.Flush(1500 * time.Millisecond)
+	if profiler != nil {
+		profiler.Stop()
+	}
 	if err != nil {
 		log.Fatal(err)
 	}
