@@ -286,12 +286,14 @@ func (r *Resource) Create(ctx context.Context, req resource.CreateRequest, resp 
 		if getErr == nil {
 			resp.Diagnostics.Append(observe(ctx, hc, &plan, left)...)
 			resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+			resp.Diagnostics.Append(setIdentity(ctx, resp.Identity, plan)...)
 		}
 		resp.Diagnostics.AddError("Installing "+s.Type+" release "+s.id()+" failed", applyFailure(opInstall, s, timeout, err, left, getErr))
 		return
 	}
 	resp.Diagnostics.Append(observe(ctx, hc, &plan, st)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	resp.Diagnostics.Append(setIdentity(ctx, resp.Identity, plan)...)
 	resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateDrift, nil)...)
 	resp.Diagnostics.Append(rememberWriteOnly(ctx, resp.Private, s)...)
 	resp.Diagnostics.Append(demoteOtherDefaults(ctx, client, s, st)...)
@@ -385,6 +387,7 @@ func (r *Resource) Read(ctx context.Context, req resource.ReadRequest, resp *res
 	}
 	resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateDrift, msg)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+	resp.Diagnostics.Append(setIdentity(ctx, resp.Identity, state)...)
 }
 
 // driftReason is the drift Read found and recorded in private state (carried by the plan to the
@@ -540,6 +543,7 @@ func (r *Resource) Update(ctx context.Context, req resource.UpdateRequest, resp 
 			resp.Diagnostics.Append(observe(ctx, hc, &state, now)...)
 		}
 		resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+		resp.Diagnostics.Append(setIdentity(ctx, resp.Identity, state)...)
 		verb := "Upgrading "
 		if op == opInstall {
 			verb = "Installing "
@@ -549,6 +553,7 @@ func (r *Resource) Update(ctx context.Context, req resource.UpdateRequest, resp 
 	}
 	resp.Diagnostics.Append(observe(ctx, hc, &plan, st)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	resp.Diagnostics.Append(setIdentity(ctx, resp.Identity, plan)...)
 	resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateDrift, nil)...)
 	resp.Diagnostics.Append(rememberWriteOnly(ctx, resp.Private, s)...)
 	resp.Diagnostics.Append(demoteOtherDefaults(ctx, client, s, st)...)
@@ -609,17 +614,16 @@ func (r *Resource) Delete(ctx context.Context, req resource.DeleteRequest, resp 
 	}
 }
 
-// ImportState imports a release by `<namespace>/<release_name>`.
+// ImportState imports a release by `<namespace>/<release_name>` or by its identity.
 func (r *Resource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	ns, name, ok := strings.Cut(req.ID, "/")
-	if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
-		resp.Diagnostics.AddError("Invalid import id",
-			"Import a storage backend by <namespace>/<release_name>, e.g. `terraform import clusterstorage_storage_backend.openebs openebs/openebs`; got "+req.ID+".")
+	ns, name, ok := importTarget(ctx, req, &resp.Diagnostics)
+	if !ok {
 		return
 	}
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), ns+"/"+name)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("namespace"), ns)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("release_name"), name)...)
+	resp.Diagnostics.Append(setIdentity(ctx, resp.Identity, model{Namespace: types.StringValue(ns), ReleaseName: types.StringValue(name)})...)
 	resp.Diagnostics.Append(importmark.Mark(ctx, resp.Private)...)
 }
 

@@ -41,6 +41,7 @@ func TestSchemas_identityAndList(t *testing.T) {
 		t.Errorf("GetResourceIdentitySchemas: %s: %s", d.Summary, d.Detail)
 	}
 	for typ, want := range map[string]struct{ required, optional []string }{
+		"clusterstorage_storage_backend":        {required: []string{"namespace", "release_name"}},
 		"clusterstorage_storage_class":          {required: []string{"name"}},
 		"clusterstorage_local_pv":               {required: []string{"name"}},
 		"clusterstorage_volume_migration":       {required: []string{"claim", "namespace"}},
