@@ -28,7 +28,7 @@ func TestSchemas_identityAndList(t *testing.T) {
 	for _, d := range schemas.Diagnostics {
 		t.Errorf("GetProviderSchema: %s: %s", d.Summary, d.Detail)
 	}
-	for _, name := range []string{"clusterstorage_storage_class", "clusterstorage_local_pv"} {
+	for _, name := range []string{"clusterstorage_storage_backend", "clusterstorage_storage_class", "clusterstorage_local_pv"} {
 		if schemas.ListResourceSchemas[name] == nil {
 			t.Errorf("no list resource %s", name)
 		}

@@ -90,6 +90,7 @@ func (p *Provider) Resources(_ context.Context) []func() resource.Resource {
 // ListResources lists the provider's list resources, for `terraform query` (Terraform 1.14+).
 func (p *Provider) ListResources(_ context.Context) []func() list.ListResource {
 	return []func() list.ListResource{
+		backend.NewListResource,
 		storageclass.NewListResource,
 		localpv.NewListResource,
 	}
