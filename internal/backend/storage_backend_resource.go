@@ -157,6 +157,12 @@ func (r *Resource) ModifyPlan(ctx context.Context, req resource.ModifyPlanReques
 		if r, verified, err := s.engine().layoutFor(version); err == nil && !verified && installed.ValueString() != version {
 			resp.Diagnostics.AddAttributeWarning(path.Root("version"), "Chart version "+version+" not verified", s.engine().unverifiedText(version, r))
 		}
+		// The chart archive rendered with the planned values, when something is to change.
+		if len(rawPending) == 0 && !req.Plan.Raw.Equal(req.State.Raw) {
+			if resp.Diagnostics.Append(r.planChartCheck(ctx, s, version)...); resp.Diagnostics.HasError() {
+				return
+			}
+		}
 	}
 
 	if req.State.Raw.IsNull() {
@@ -725,23 +731,14 @@ func prepare(ctx context.Context, hc *helm.Client, s spec) (*helm.Release, diag.
 				s.Source, ch.Metadata.Name, s.Type, s.engine().Chart, s.engine().Chart))
 		return nil, diags
 	}
-	// The archive in hand is the check: it must have the value layout the values are written for.
-	e := s.engine()
-	if r, verified, err := e.layoutFor(ch.Metadata.Version); err == nil {
-		if problems := verifyChart(ch, r); len(problems) > 0 {
-			lerr := &layoutError{Engine: e, Version: ch.Metadata.Version, Range: r, Verified: verified, Problems: problems}
-			diags.AddAttributeError(path.Root("version"), "Chart "+s.Source.String()+" has another value layout", lerr.Error())
-			return nil, diags
-		}
-		if !verified {
-			diags.AddAttributeWarning(path.Root("version"), "Chart "+ch.Metadata.Version+" checked against the layout of "+r.Minor+".x",
-				fmt.Sprintf("The %s chart %s is not among the versions the provider was verified against (%s). Its Chart.yaml and values.yaml have every "+
-					"value key and subchart condition of %s.x's layout (verified at %s), which it was installed with.", e.Name, ch.Metadata.Version, e.supportedText(), r.Minor, r.Newest))
-		}
-	}
 	values, err := s.valuesFor(ch.Metadata.Version)
 	if err != nil {
 		diags.Append(settingsError(s, err)...)
+		return nil, diags
+	}
+	// The archive in hand is the check: its value layout, and what it renders with the values.
+	diags.Append(archiveDiags(ctx, ch, s, values)...)
+	if diags.HasError() {
 		return nil, diags
 	}
 	return &helm.Release{
