@@ -29,6 +29,11 @@ type engine struct {
 	Version string
 	// Upgrades is which version changes the chart makes in one upgrade.
 	Upgrades upgradePolicy
+	// LayoutOnly are minors no real chart of which could be read, whose layout is known from
+	// another source (Source says which): their versions are installed with it, unverified, once
+	// the archive passes the chart check (checkArchive), instead of with the nearest verified
+	// range's layout below them. They are not supported versions of the table.
+	LayoutOnly []chartRange
 }
 
 // upgradePolicy is which version changes an engine's chart makes in one upgrade, as its
@@ -57,6 +62,16 @@ type chartRange struct {
 	Dependencies []dependency
 	// Keys are every value key the provider writes or reads in this range.
 	Keys []valueKey
+	// Source is, for a LayoutOnly range, where its layout was read (Newest is then empty).
+	Source string
+}
+
+// verifiedText says how the range's layout is known, for messages.
+func (r chartRange) verifiedText() string {
+	if r.Source != "" {
+		return "read from " + r.Source + ", not verified against its chart"
+	}
+	return "verified at " + r.Newest
 }
 
 type dependency struct {
@@ -123,9 +138,13 @@ var engines = map[string]engine{
 			{Minor: "4.0", Newest: "4.0.1", Dependencies: openebsDeps40, Keys: openebsKeys40},
 			{Minor: "4.1", Newest: "4.1.3", Dependencies: openebsDeps40, Keys: openebsKeys40},
 			{Minor: "4.2", Newest: "4.2.0", Dependencies: openebsDeps40, Keys: openebsKeys40},
-			// No 4.3 chart could be read to verify its keys: 4.3.x is installed with 4.2's layout
-			// once its archive is checked (layoutFor, verifyChart), as 4.5 and later are with 4.4's.
+			// No 4.3 chart could be read to verify its keys: 4.3.x has its own layout (LayoutOnly),
+			// 4.5 and later are installed with 4.4's once their archive is checked (layoutFor,
+			// checkArchive).
 			{Minor: "4.4", Newest: "4.4.0", Dependencies: openebsDeps44, Keys: openebsKeys44},
+		},
+		LayoutOnly: []chartRange{
+			{Minor: "4.3", Dependencies: openebsDeps43, Keys: openebsKeys44, Source: "OpenEBS's 4.3.x documentation"},
 		},
 	},
 }
@@ -206,6 +225,28 @@ var openebsDeps44 = []dependency{
 	{Path: "zfs-localpv", Condition: "engines.local.zfs.enabled"},
 	{Path: "lvm-localpv", Condition: "engines.local.lvm.enabled"},
 	{Path: "rawfile-localpv", Condition: "engines.local.rawfile.enabled"},
+	{Path: "mayastor", Condition: "engines.replicated.mayastor.enabled"},
+	{Path: "mayastor/loki", Condition: "loki.enabled"},
+	{Path: "mayastor/alloy", Condition: "alloy.enabled"},
+}
+
+// OpenEBS 4.3.x: no 4.3 chart could be read (the readable openebs/openebs ends at 4.2.0), so
+// its layout comes from OpenEBS's own documentation for 4.3.x (openebs/website,
+// docs/versioned_docs/version-4.3.x): its OpenShift guide (revised 2025-09, when 4.3.x was the
+// current release) lists a default install with the pods openebs-loki-0..2, openebs-minio-0..2
+// and an openebs-alloy DaemonSet and the service accounts loki, minio-sa and openebs-alloy:
+// 4.4's umbrella-level Loki (with MinIO) and Alloy, on by default, not 4.2's loki-stack
+// (openebs-loki-0 and promtail, which the same guide showed at 4.3.0's docs release and its
+// installation page still shows for 4.2.x, 4.3.x and 4.4.x alike). Rawfile LocalPV is first
+// listed in the 4.4.x release notes (0.13.1, experimental) and nowhere in 4.3.x's: 4.3 is 4.4's
+// layout without it. Mayastor 2.9 (4.3.2's release notes) is taken to have 2.10's loki/alloy.
+var openebsDeps43 = []dependency{
+	{Path: "openebs-crds"},
+	{Path: "loki", Condition: "loki.enabled"},
+	{Path: "alloy", Condition: "alloy.enabled"},
+	{Path: "localpv-provisioner"},
+	{Path: "zfs-localpv", Condition: "engines.local.zfs.enabled"},
+	{Path: "lvm-localpv", Condition: "engines.local.lvm.enabled"},
 	{Path: "mayastor", Condition: "engines.replicated.mayastor.enabled"},
 	{Path: "mayastor/loki", Condition: "loki.enabled"},
 	{Path: "mayastor/alloy", Condition: "alloy.enabled"},
@@ -292,6 +333,11 @@ func (e engine) layoutFor(version string) (r chartRange, verified bool, err erro
 	if err != nil {
 		return chartRange{}, false, fmt.Errorf("%s chart version %q is not a semantic version", e.Name, version)
 	}
+	for _, r := range e.LayoutOnly {
+		if c, err := semver.NewConstraint(r.constraint()); err == nil && c.Check(v) && v.Prerelease() == "" {
+			return r, false, nil
+		}
+	}
 	var below *chartRange
 	for i, r := range e.Ranges {
 		c, err := semver.NewConstraint(r.constraint())
@@ -316,9 +362,10 @@ func (e engine) layoutFor(version string) (r chartRange, verified bool, err erro
 // unverifiedText says, for a version the table does not list, which layout it is installed with.
 func (e engine) unverifiedText(version string, r chartRange) string {
 	return fmt.Sprintf("%s chart %s is newer than the %s charts the provider's value keys were verified against (%s). "+
-		"It is installed with the value layout of %s.x (verified at %s) once its Chart.yaml and values.yaml, read from the chart archive at apply, "+
-		"have every value key and subchart condition the provider writes; a chart that moved one is refused before anything is installed.",
-		e.Name, version, e.Name, e.supportedText(), r.Minor, r.Newest)
+		"It is installed with the value layout of %s.x (%s) once its Chart.yaml and values.yaml, read from the chart archive, "+
+		"have every value key and subchart condition the provider writes and, rendered with the planned values, it installs what they turn on and nothing they turn off; "+
+		"a chart that does not is refused before anything is installed.",
+		e.Name, version, e.Name, e.supportedText(), r.Minor, r.verifiedText())
 }
 
 // upgradeCheck refuses a version change the chart cannot make in one upgrade (the engine's

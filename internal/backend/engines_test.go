@@ -359,7 +359,8 @@ func TestLayoutFor(t *testing.T) {
 	}{
 		{typeOpenEBS, "4.4.0", "4.4", true},
 		{typeOpenEBS, "4.1.2", "4.1", true},
-		{typeOpenEBS, "4.3.1", "4.2", false},
+		// 4.3 has its own layout (4.4's Loki and Alloy, no rawfile; LayoutOnly), not 4.2's.
+		{typeOpenEBS, "4.3.1", "4.3", false},
 		{typeOpenEBS, "4.6.0", "4.4", false},
 		{typeLonghorn, "1.12.5", "1.12", true},
 		{typeLonghorn, "1.13.0", "1.12", false},
