@@ -364,6 +364,7 @@ func (r *Resource) Read(ctx context.Context, req resource.ReadRequest, resp *res
 			resp.Diagnostics.AddError("Cannot import storage backend "+ns+"/"+name, err.Error())
 			return
 		}
+		resp.Diagnostics.Append(markAdopted(ctx, resp.Private)...)
 	}
 	resp.Diagnostics.Append(observe(ctx, hc, &state, st)...)
 
@@ -539,8 +540,13 @@ func (r *Resource) Update(ctx context.Context, req resource.UpdateRequest, resp 
 			}
 		}
 		rel.Description = "upgraded by " + releaseOwner
-		tflog.Info(ctx, "upgrading storage backend", map[string]any{"type": s.Type, "release": s.id(), "chart_version": rel.Chart.Metadata.Version, "wait": s.Wait, "timeout": timeout.String()})
+		// The first upgrade after an import takes over the helm CLI's fields (adopt.go).
+		rel.Adopted = adoptionPending(ctx, req.Private)
+		tflog.Info(ctx, "upgrading storage backend", map[string]any{"type": s.Type, "release": s.id(), "chart_version": rel.Chart.Metadata.Version, "wait": s.Wait, "timeout": timeout.String(), "adopted": rel.Adopted})
 		st, err = hc.Upgrade(ctx, *rel)
+		if err == nil && rel.Adopted {
+			resp.Diagnostics.Append(adoptionDone(ctx, resp.Private)...)
+		}
 	}
 	if err != nil {
 		// State says what is real: the prior configuration with the release as it is now.

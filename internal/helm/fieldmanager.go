@@ -24,8 +24,9 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
 
-// HelmCLIManager is the field manager of the Helm CLI's server-side applies (the binary's name):
-// a release installed with `helm` and then adopted has its fields owned by it.
+// HelmCLIManager is the field manager of the Helm CLI's applies (the binary's name): a release
+// installed with `helm` and then adopted has its fields owned by it until the first upgrade after
+// the adoption takes them over (Release.Adopted).
 const HelmCLIManager = "helm"
 
 var fieldManagerOnce sync.Once
@@ -37,21 +38,32 @@ func useFieldManager() {
 	fieldManagerOnce.Do(func() { helmkube.ManagedFieldsManager = kube.FieldManager })
 }
 
-// formerManager reports whether the provider takes the fields of manager over: the managers of
-// earlier builds (terraform-provider-clusterstorage_vX.Y.Z, or any other name of the provider's
-// binary) and the Helm CLI's.
+// formerManager reports whether the provider takes the fields of manager over at every
+// upgrade: the managers of earlier builds (terraform-provider-clusterstorage_vX.Y.Z, or any other
+// name of the provider's binary). The Helm CLI's is taken over only on adoption (adoptedManager).
 func formerManager(manager string) bool {
-	return manager != kube.FieldManager && (strings.HasPrefix(manager, kube.FieldManager) || manager == HelmCLIManager)
+	return manager != kube.FieldManager && strings.HasPrefix(manager, kube.FieldManager)
+}
+
+// adoptedManager reports whether the first upgrade after an adoption (an import of a release
+// installed with the helm CLI) takes the fields of manager over: the Helm CLI's, whose entries a
+// server-side `helm install` leaves as Apply and a client-side one (Helm 3, `--server-side=false`)
+// as Update. Helm does the same for its own client-side entries when it moves a release to
+// server-side apply (csaupgrade). Outside an adoption the CLI's fields stay its own: someone who
+// keeps running helm on a release the provider also upgrades keeps what helm set.
+func adoptedManager(manager string) bool {
+	return manager == HelmCLIManager
 }
 
 // takeOverFields merges the Apply entries of the former managers (formerManager) on the objects
-// of manifest into kube.FieldManager's, once per object, so that the next server-side apply
+// of manifest into kube.FieldManager's, once per object, and with adopt also the Helm CLI's Apply
+// and Update entries (adoptedManager), so that the next server-side apply
 // removes what a newer chart no longer sets: a field still owned by an old manager would stay.
 // It does what k8s.io/client-go/util/csaupgrade does for client-side apply's Update entries,
 // for Apply entries (which that package leaves alone). Each object is written with a JSON patch
 // of metadata.managedFields guarded by its resourceVersion, retried on a conflict. It returns
 // what it took over, as "Deployment/ns/name from terraform-provider-clusterstorage_v0.0.1".
-func takeOverFields(ctx context.Context, infos []*resource.Info) ([]string, error) {
+func takeOverFields(ctx context.Context, infos []*resource.Info, adopt bool) ([]string, error) {
 	var taken []string
 	for _, info := range infos {
 		if err := ctx.Err(); err != nil {
@@ -68,7 +80,7 @@ func takeOverFields(ctx context.Context, infos []*resource.Info) ([]string, erro
 				return err
 			}
 			var patch []byte
-			patch, from, err = takeOverPatch(live)
+			patch, from, err = takeOverPatch(live, adopt)
 			if err != nil || patch == nil {
 				return err
 			}
@@ -85,14 +97,14 @@ func takeOverFields(ctx context.Context, infos []*resource.Info) ([]string, erro
 	return taken, nil
 }
 
-// takeOverPatch returns the JSON patch that gives obj's former managers' Apply entries to
-// kube.FieldManager, and their names; nil when there are none.
-func takeOverPatch(obj runtime.Object) ([]byte, []string, error) {
+// takeOverPatch returns the JSON patch that gives obj's former managers' Apply entries (and with
+// adopt the Helm CLI's entries) to kube.FieldManager, and their names; nil when there are none.
+func takeOverPatch(obj runtime.Object, adopt bool) ([]byte, []string, error) {
 	accessor, err := meta.Accessor(obj)
 	if err != nil {
 		return nil, nil, err
 	}
-	entries, from, err := takeOverEntries(accessor.GetManagedFields())
+	entries, from, err := takeOverEntries(accessor.GetManagedFields(), adopt)
 	if err != nil || len(from) == 0 {
 		return nil, nil, err
 	}
@@ -107,16 +119,26 @@ func takeOverPatch(obj runtime.Object) ([]byte, []string, error) {
 
 // takeOverEntries returns entries with the former managers' Apply entries of the object itself
 // (not of a subresource) merged into kube.FieldManager's (the union of their field sets), and
-// the managers merged. Without an entry of kube.FieldManager, the most recent former one
-// (managedFields are kept most recent first) becomes it.
-func takeOverEntries(entries []metav1.ManagedFieldsEntry) ([]metav1.ManagedFieldsEntry, []string, error) {
+// the managers merged; with adopt, the Helm CLI's entries of the object itself, Apply or Update,
+// too. Without an Apply entry of kube.FieldManager, the most recent taken one (managedFields are
+// kept most recent first) becomes it, as an Apply entry.
+func takeOverEntries(entries []metav1.ManagedFieldsEntry, adopt bool) ([]metav1.ManagedFieldsEntry, []string, error) {
 	apply := func(e metav1.ManagedFieldsEntry) bool {
 		return e.Operation == metav1.ManagedFieldsOperationApply && e.Subresource == ""
+	}
+	taken := func(e metav1.ManagedFieldsEntry) bool {
+		if e.Subresource != "" {
+			return false
+		}
+		if adopt && adoptedManager(e.Manager) {
+			return e.Operation == metav1.ManagedFieldsOperationApply || e.Operation == metav1.ManagedFieldsOperationUpdate
+		}
+		return apply(e) && formerManager(e.Manager)
 	}
 	target := slices.IndexFunc(entries, func(e metav1.ManagedFieldsEntry) bool { return apply(e) && e.Manager == kube.FieldManager })
 	var former []int
 	for i, e := range entries {
-		if apply(e) && formerManager(e.Manager) {
+		if taken(e) {
 			former = append(former, i)
 		}
 	}
@@ -146,6 +168,7 @@ func takeOverEntries(entries []metav1.ManagedFieldsEntry) ([]metav1.ManagedField
 	}
 	merged := *entries[target].DeepCopy()
 	merged.Manager = kube.FieldManager
+	merged.Operation = metav1.ManagedFieldsOperationApply
 	merged.FieldsV1 = metav1.NewFieldsV1(string(raw))
 	out := make([]metav1.ManagedFieldsEntry, 0, len(entries))
 	for i, e := range entries {
@@ -166,7 +189,7 @@ func takeOverEntries(entries []metav1.ManagedFieldsEntry) ([]metav1.ManagedField
 //     HorizontalPodAutoscaler, `kubectl scale`; /status);
 //   - a CA bundle (a field named caBundle: a webhook's, a CRD's conversion webhook's, an
 //     APIService's) that another manager injected (cert-manager's cainjector, an operator), the
-//     provider's former managers excepted.
+//     provider's former managers and the helm CLI (which applies the chart's own) excepted.
 //
 // A path is a list of field names and, for an element of a list keyed by one field, "[key=value]"
 // (kyaml's syntax), e.g. ["webhooks", "[name=validate.example.com]", "clientConfig", "caBundle"];
@@ -174,7 +197,7 @@ func takeOverEntries(entries []metav1.ManagedFieldsEntry) ([]metav1.ManagedField
 func heldByOthers(obj metav1.Object) ([][]string, error) {
 	var out [][]string
 	for _, e := range obj.GetManagedFields() {
-		if e.Manager == kube.FieldManager || e.FieldsV1 == nil || (e.Subresource == "" && formerManager(e.Manager)) {
+		if e.Manager == kube.FieldManager || e.FieldsV1 == nil || (e.Subresource == "" && (formerManager(e.Manager) || adoptedManager(e.Manager))) {
 			continue
 		}
 		var s fieldpath.Set

@@ -25,7 +25,7 @@ func TestFormerManager(t *testing.T) {
 		"terraform-provider-clusterstorage_v0.0.1": true,
 		"terraform-provider-clusterstorage_v1.2.3": true,
 		"terraform-provider-clusterstorage.exe":    true,
-		"helm":                                     true,
+		"helm":                                     false, // only on adoption (adoptedManager)
 		"helm-controller":                          false,
 		"kubectl-edit":                             false,
 		"terraform-provider-helm_v3.1.2":           false,
@@ -45,23 +45,33 @@ func TestTakeOverEntries(t *testing.T) {
 	edit := entry("kubectl-edit", update, "", `{"f:spec":{"f:replicas":{}}}`)
 	scale := entry("hpa", update, "scale", `{"f:spec":{"f:replicas":{}}}`)
 	oldStatus := entry("terraform-provider-clusterstorage_v0.0.1", apply, "status", `{"f:status":{}}`)
+	cliUpdate := entry("helm", update, "", `{"f:spec":{"f:paused":{}}}`)
+	cliStatus := entry("helm", update, "status", `{"f:status":{}}`)
 	for _, tc := range []struct {
 		name     string
 		in       []metav1.ManagedFieldsEntry
+		adopt    bool
 		managers []string // of the result, in order
 		fields   string   // the provider's entry, "" when none
 		from     []string
 	}{
-		{"nothing to take", []metav1.ManagedFieldsEntry{ours, edit, scale}, []string{kube.FieldManager, "kubectl-edit", "hpa"}, `{"f:metadata":{"f:annotations":{"f:a":{}}}}`, nil},
-		{"an older build's entry becomes the provider's", []metav1.ManagedFieldsEntry{edit, old, scale},
+		{"nothing to take", []metav1.ManagedFieldsEntry{ours, edit, scale}, false, []string{kube.FieldManager, "kubectl-edit", "hpa"}, `{"f:metadata":{"f:annotations":{"f:a":{}}}}`, nil},
+		{"an older build's entry becomes the provider's", []metav1.ManagedFieldsEntry{edit, old, scale}, false,
 			[]string{"kubectl-edit", kube.FieldManager, "hpa"}, `{"f:metadata":{"f:annotations":{"f:a":{},"f:b":{}}}}`, []string{old.Manager}},
-		{"merged into the provider's entry", []metav1.ManagedFieldsEntry{ours, old, older, cli, edit},
+		{"merged into the provider's entry, the helm CLI's left", []metav1.ManagedFieldsEntry{ours, old, older, cli, edit}, false,
+			[]string{kube.FieldManager, "helm", "kubectl-edit"}, `{"f:metadata":{"f:annotations":{"f:a":{},"f:b":{}}},"f:spec":{"f:paused":{}}}`,
+			[]string{older.Manager, old.Manager}},
+		{"adopted: the helm CLI's entry merged too", []metav1.ManagedFieldsEntry{ours, old, older, cli, edit}, true,
 			[]string{kube.FieldManager, "kubectl-edit"}, `{"f:metadata":{"f:annotations":{"f:a":{},"f:b":{}}},"f:spec":{"f:minReadySeconds":{},"f:paused":{}}}`,
 			[]string{"helm", older.Manager, old.Manager}},
-		{"subresource and Update entries are left", []metav1.ManagedFieldsEntry{oldStatus, entry("helm", update, "", `{"f:spec":{}}`)},
+		{"adopted: the helm CLI's Apply and Update entries become the provider's Apply entry", []metav1.ManagedFieldsEntry{cli, edit, cliUpdate, cliStatus}, true,
+			[]string{kube.FieldManager, "kubectl-edit", "helm"}, `{"f:spec":{"f:minReadySeconds":{},"f:paused":{}}}`, []string{"helm"}},
+		{"adopted: a client-side install's Update entry alone", []metav1.ManagedFieldsEntry{cliUpdate, scale}, true,
+			[]string{kube.FieldManager, "hpa"}, `{"f:spec":{"f:paused":{}}}`, []string{"helm"}},
+		{"subresource and Update entries are left", []metav1.ManagedFieldsEntry{oldStatus, cliUpdate}, false,
 			[]string{old.Manager, "helm"}, "", nil},
 	} {
-		got, from, err := takeOverEntries(tc.in)
+		got, from, err := takeOverEntries(tc.in, tc.adopt)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
@@ -81,7 +91,7 @@ func TestTakeOverEntries(t *testing.T) {
 		}
 	}
 	// The input is left as it was.
-	if in := []metav1.ManagedFieldsEntry{old}; func() bool { _, _, _ = takeOverEntries(in); return in[0].Manager != old.Manager }() {
+	if in := []metav1.ManagedFieldsEntry{old}; func() bool { _, _, _ = takeOverEntries(in, true); return in[0].Manager != old.Manager }() {
 		t.Error("takeOverEntries changed its input")
 	}
 }
@@ -89,7 +99,7 @@ func TestTakeOverEntries(t *testing.T) {
 func TestTakeOverPatch(t *testing.T) {
 	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "c", "resourceVersion": "42"}}}
 	obj.SetManagedFields([]metav1.ManagedFieldsEntry{entry("terraform-provider-clusterstorage_v0.0.1", metav1.ManagedFieldsOperationApply, "", `{"f:data":{"f:a":{}}}`)})
-	patch, from, err := takeOverPatch(obj)
+	patch, from, err := takeOverPatch(obj, false)
 	if err != nil || len(from) != 1 {
 		t.Fatalf("takeOverPatch: %v %q", err, from)
 	}
@@ -105,7 +115,7 @@ func TestTakeOverPatch(t *testing.T) {
 		t.Errorf("patch %s", patch)
 	}
 	obj.SetManagedFields([]metav1.ManagedFieldsEntry{entry(kube.FieldManager, metav1.ManagedFieldsOperationApply, "", `{"f:data":{}}`)})
-	if patch, _, err := takeOverPatch(obj); err != nil || patch != nil {
+	if patch, _, err := takeOverPatch(obj, false); err != nil || patch != nil {
 		t.Errorf("nothing to take over: patch %s, %v", patch, err)
 	}
 }
@@ -120,7 +130,7 @@ func TestHeldByOthers(t *testing.T) {
 		entry("kube-controller-manager", update, "status", `{"f:status":{"f:conditions":{".":{},"k:{\"type\":\"Available\"}":{"f:status":{}}},"f:replicas":{}}}`),
 		entry("cainjector", update, "", `{"f:spec":{"f:conversion":{"f:webhook":{"f:clientConfig":{"f:caBundle":{}}}}},`+
 			`"f:webhooks":{"k:{\"name\":\"v.example.com\"}":{"f:clientConfig":{"f:caBundle":{}}}}}`),
-		entry("helm", apply, "", `{"f:spec":{"f:caBundle":{}}}`), // a former manager of the provider's: taken over, not held
+		entry("helm", apply, "", `{"f:spec":{"f:caBundle":{}}}`), // the helm CLI applies the chart's own CA bundle: not an injection
 	})
 	got, err := heldByOthers(obj)
 	if err != nil {

@@ -61,6 +61,10 @@ type Release struct {
 	// MaxHistory is how many revisions an upgrade keeps (older ones are
 	// deleted); 0 keeps all of them, as helm does.
 	MaxHistory int
+	// Adopted: the first server-side upgrade after the release was adopted (imported) also
+	// takes over the fields the helm CLI's field manager owns (fieldmanager.go), so that what
+	// a later chart drops is removed.
+	Adopted bool
 }
 
 func (r Release) timeout() time.Duration {
@@ -209,7 +213,7 @@ func (c *Client) Upgrade(ctx context.Context, rel Release) (*Status, error) {
 		// "auto" keeps for a release made client-side (TestAccStorageBackend_movedFromHelmRelease).
 		act.ForceConflicts = serverSide(last)
 		if act.ForceConflicts {
-			if act.PostRenderer, err = c.prepareApply(ctx, cfg, last); err != nil {
+			if act.PostRenderer, err = c.prepareApply(ctx, cfg, last, rel.Adopted); err != nil {
 				return nil, fmt.Errorf("upgrading release %s/%s: %w", rel.Namespace, rel.Name, err)
 			}
 		}
@@ -479,16 +483,17 @@ func (c *Client) Recover(ctx context.Context, name, namespace string, timeout ti
 }
 
 // prepareApply readies the objects of release last for a server-side upgrade: the fields the
-// provider's former field managers own are taken over (takeOverFields), and it returns the
+// provider's former field managers own (and, when adopted, the helm CLI's) are taken over
+// (takeOverFields), and it returns the
 // post-renderer that leaves the fields held through a subresource out of the applied objects
 // (leaveHeldFields), so that forcing conflicts never takes them.
-func (c *Client) prepareApply(ctx context.Context, cfg *action.Configuration, last *release.Release) (leaveHeldFields, error) {
+func (c *Client) prepareApply(ctx context.Context, cfg *action.Configuration, last *release.Release, adopted bool) (leaveHeldFields, error) {
 	none := leaveHeldFields{}
 	infos, err := cfg.KubeClient.Build(strings.NewReader(last.Manifest), false)
 	if err != nil {
 		return none, fmt.Errorf("reading the manifest of revision %d: %w", last.Version, err)
 	}
-	taken, err := takeOverFields(ctx, infos)
+	taken, err := takeOverFields(ctx, infos, adopted)
 	if err != nil {
 		return none, err
 	}
