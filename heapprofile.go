@@ -18,7 +18,8 @@ const heapProfileEnv = "CLUSTERSTORAGE_HEAP_PROFILE"
 // heapProfiler writes a heap profile each time the live heap (as of the last garbage collection)
 // reaches a new high, so that the last one written shows what the process held at its largest,
 // and one more when the provider stops. Files are named heap-<pid>.pb.gz (the largest so far) and
-// heap-<pid>-exit.pb.gz; heap-<pid>.txt holds the largest live heap in bytes. Every provider
+// heap-<pid>-exit.pb.gz; heap-<pid>.txt holds the largest live heap in bytes, goroutines-<pid>.txt
+// the goroutines at that moment. Every provider
 // process the CLI starts writes its own.
 type heapProfiler struct {
 	dir  string
@@ -65,6 +66,7 @@ func (p *heapProfiler) run() {
 		if live := sample[0].Value.Uint64(); live > p.peak+1<<20 {
 			p.peak = live
 			p.write(fmt.Sprintf("heap-%d.pb.gz", p.pid))
+			p.writeGoroutines(fmt.Sprintf("goroutines-%d.txt", p.pid))
 			_ = os.WriteFile(filepath.Join(p.dir, fmt.Sprintf("heap-%d.txt", p.pid)), fmt.Appendf(nil, "%d\n", live), 0o644)
 		}
 	}
@@ -85,6 +87,17 @@ func (p *heapProfiler) write(name string) {
 	if f.Close() == nil {
 		_ = os.Rename(path+".tmp", path)
 	}
+}
+
+// writeGoroutines writes the goroutines' stacks, counted by stack, to name in the directory: what
+// was running when the live heap was largest (requests in flight, or goroutines left behind).
+func (p *heapProfiler) writeGoroutines(name string) {
+	f, err := os.Create(filepath.Join(p.dir, name))
+	if err != nil {
+		return
+	}
+	_ = pprof.Lookup("goroutine").WriteTo(f, 1)
+	_ = f.Close()
 }
 
 // Stop ends the sampling and writes the exit profile (after a collection, so that it shows what

@@ -2,7 +2,6 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"log"
 	"os"
@@ -10,8 +9,11 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6/tf6server"
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/importmark"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/protoserver"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/provider"
 )
 
@@ -41,10 +43,14 @@ func main() {
 		}
 		profiler = p
 	}
-	err := providerserver.Serve(context.Background(), provider.New(version), providerserver.ServeOpts{
-		Address: "registry.terraform.io/clusterstorage/clusterstorage",
-		Debug:   debug,
-	})
+	// As providerserver.Serve serves it, through protoserver: the framework keeps every request's
+	// context until the provider stops, and with it what each request logged (issue 43).
+	var opts []tf6server.ServeOpt
+	if debug {
+		opts = append(opts, tf6server.WithManagedDebug())
+	}
+	err := tf6server.Serve("registry.terraform.io/clusterstorage/clusterstorage",
+		protoserver.Wrap(func() tfprotov6.ProviderServer { return providerserver.NewProtocol6(provider.New(version)())() }), opts...)
 	// Terraform has every answer once it stops the provider: the marks of this run's creates go.
 	importmark.Flush(1500 * time.Millisecond)
 	if profiler != nil {
