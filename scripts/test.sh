@@ -82,9 +82,10 @@ if [[ -n $SMOKE_CLIS ]]; then
 		"${targets[@]}" >"$ACC_DIR/build-smoke.log" 2>&1 &
 	smoke_pid=$!
 fi
-# The Helm 3 CLI: the backend's acceptance tests make releases with it as Helm 3 users did.
-log "building helm3"
-make --no-print-directory bin/helm3
+# The Helm 3 CLI: the backend's acceptance tests make releases with it as Helm 3 users did; the
+# Helm 4 CLI: TestAccStorageBackend_adoptWithQuery installs the release it adopts with it.
+log "building helm3 and helm"
+make --no-print-directory bin/helm3 bin/helm
 
 started_cluster=""
 unit_pid=""
