@@ -8,11 +8,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/fio"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
 )
 
 // HeartbeatStale is how old a run's heartbeat must be for the sweep to remove its objects, for
 // tests outside the package.
-const HeartbeatStale = heartbeatStale
+const HeartbeatStale = kube.HeartbeatStale
 
 // PodFromConfig is the fio pod the data source writes (Measure, podRun.pod) for a configuration
 // that sets storage_class, namespace, image and image_pull_policy and leaves everything else,

@@ -144,7 +144,7 @@ func (r podRun) pod(args []string, runDir, expires string, activeDeadline int64)
 	grace := podGrace
 	noToken := false
 	p := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: r.name(), Namespace: r.Target.Namespace, Labels: r.labels(), Annotations: map[string]string{AnnotationExpires: expires, AnnotationHeartbeat: heartbeatValue(time.Now())}},
+		ObjectMeta: metav1.ObjectMeta{Name: r.name(), Namespace: r.Target.Namespace, Labels: r.labels(), Annotations: map[string]string{AnnotationExpires: expires, AnnotationHeartbeat: kube.HeartbeatValue(time.Now())}},
 		Spec: corev1.PodSpec{
 			RestartPolicy:                 corev1.RestartPolicyNever,
 			HostNetwork:                   r.HostNetwork,
@@ -199,7 +199,7 @@ func (r podRun) Run(ctx context.Context) (out []byte, runErr, cleanupErr error) 
 		r.log("creating the benchmark claim", map[string]any{"namespace": ns, "name": r.name(), "storage_class": r.Target.Name, "size": r.Target.VolumeSize.String()})
 		// Recorded before the call: a request cut short by ctx may still have created it.
 		created.claim = r.claim()
-		created.claim.Annotations = map[string]string{AnnotationExpires: expiresAt(ctx), AnnotationHeartbeat: heartbeatValue(time.Now())}
+		created.claim.Annotations = map[string]string{AnnotationExpires: expiresAt(ctx), AnnotationHeartbeat: kube.HeartbeatValue(time.Now())}
 		pvc, err := r.Client.CoreV1().PersistentVolumeClaims(ns).Create(ctx, created.claim, metav1.CreateOptions{})
 		if err != nil {
 			return nil, fmt.Errorf("creating claim %s/%s: %w", ns, r.name(), err), nil
@@ -254,33 +254,19 @@ func (r podRun) Run(ctx context.Context) (out []byte, runErr, cleanupErr error) 
 }
 
 // heartbeat renews AnnotationHeartbeat on the run's pod (and claim, withClaim) every
-// heartbeatInterval until the returned function is called, which waits for it to stop. A renewal
-// that fails (the API server restarting) is logged and tried again at the next tick.
+// kube.HeartbeatInterval until the returned function is called, which waits for it to stop. A
+// renewal that fails (the API server restarting) is logged and tried again at the next tick.
 func (r podRun) heartbeat(ctx context.Context, withClaim bool) (stop func()) {
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
 	ns := r.Target.Namespace
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(heartbeatInterval)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case now := <-tick.C:
-				patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, AnnotationHeartbeat, heartbeatValue(now))
-				_, err := r.Client.CoreV1().Pods(ns).Patch(ctx, r.name(), types.MergePatchType, patch, metav1.PatchOptions{})
-				if err == nil && withClaim {
-					_, err = r.Client.CoreV1().PersistentVolumeClaims(ns).Patch(ctx, r.name(), types.MergePatchType, patch, metav1.PatchOptions{})
-				}
-				if err != nil && ctx.Err() == nil {
-					r.log("renewing the run's heartbeat failed; trying again", map[string]any{"name": r.name(), "error": err.Error()})
-				}
-			}
+	return kube.Heartbeat(ctx, AnnotationHeartbeat, func(ctx context.Context, patch []byte) error {
+		_, err := r.Client.CoreV1().Pods(ns).Patch(ctx, r.name(), types.MergePatchType, patch, metav1.PatchOptions{})
+		if err == nil && withClaim {
+			_, err = r.Client.CoreV1().PersistentVolumeClaims(ns).Patch(ctx, r.name(), types.MergePatchType, patch, metav1.PatchOptions{})
 		}
-	}()
-	return func() { cancel(); <-done }
+		return err
+	}, func(err error) {
+		r.log("renewing the run's heartbeat failed; trying again", map[string]any{"name": r.name(), "error": err.Error()})
+	})
 }
 
 // failed is the error of a run whose fio exited with an error (how says how): fio's own message
@@ -458,7 +444,7 @@ func (r podRun) holders(ctx context.Context) []string {
 			beat = fmt.Sprintf("its heartbeat renewed %s ago", time.Since(t).Round(time.Second))
 		}
 		out = append(out, fmt.Sprintf("run %s holds volume %s with claim %s (%s; a run whose heartbeat is older than %s is removed by the next run)",
-			c.Labels[LabelRun], c.Spec.VolumeName, c.Name, beat, heartbeatStale))
+			c.Labels[LabelRun], c.Spec.VolumeName, c.Name, beat, kube.HeartbeatStale))
 	}
 	return out
 }

@@ -21,23 +21,11 @@ import (
 // cleanupTimeout). An object still there later was left by a provider that was killed.
 const AnnotationExpires = "clusterstorage.io/benchmark-expires"
 
-// AnnotationHeartbeat is set on the pod and claim of every run and renewed every
-// heartbeatInterval while the provider that made them runs (RFC 3339 with nanoseconds). Once it
-// is older than heartbeatStale, the run's provider is gone (killed, its machine lost) and the
-// next run in the namespace removes its objects at once instead of at AnnotationExpires, which
-// lies the whole read timeout ahead. Both times are wall-clock times of the providers' machines:
-// heartbeatStale allows for their clocks to differ by a few seconds.
+// AnnotationHeartbeat is set on the pod and claim of every run and renewed while the provider
+// that made them runs (kube.Heartbeat). Once it stopped (kube.HeartbeatStopped), the run's
+// provider is gone (killed, its machine lost) and the next run in the namespace removes its
+// objects at once instead of at AnnotationExpires, which lies the whole read timeout ahead.
 const AnnotationHeartbeat = "clusterstorage.io/benchmark-heartbeat"
-
-const (
-	heartbeatInterval = 3 * time.Second
-	heartbeatStale    = 15 * time.Second
-)
-
-// heartbeatValue is the AnnotationHeartbeat value for now.
-func heartbeatValue(now time.Time) string {
-	return now.UTC().Format(time.RFC3339Nano)
-}
 
 // orphanAge is how old an object of a run must be to count as left behind when it carries no
 // AnnotationExpires (made by a provider version before it).
@@ -47,12 +35,7 @@ const orphanAge = 24 * time.Hour
 // its heartbeat stopped (stale), or the run has surely ended (expired). An unreadable heartbeat
 // is not taken for a stale one.
 func orphaned(meta metav1.ObjectMeta, now time.Time) bool {
-	if v, ok := meta.Annotations[AnnotationHeartbeat]; ok {
-		if t, err := time.Parse(time.RFC3339Nano, v); err == nil && now.Sub(t) > heartbeatStale {
-			return true
-		}
-	}
-	return expired(meta, now)
+	return kube.HeartbeatStopped(meta, AnnotationHeartbeat, now) || expired(meta, now)
 }
 
 // expiresAt is the AnnotationExpires value of a run whose context is ctx.

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
 )
 
 func TestExpired(t *testing.T) {
@@ -43,11 +45,11 @@ func TestOrphaned(t *testing.T) {
 		ann  map[string]string
 		want bool
 	}{
-		{"heartbeat renewed", map[string]string{AnnotationExpires: later, AnnotationHeartbeat: heartbeatValue(now.Add(-heartbeatInterval))}, false},
-		{"heartbeat just within", map[string]string{AnnotationExpires: later, AnnotationHeartbeat: heartbeatValue(now.Add(-heartbeatStale))}, false},
-		{"heartbeat stopped", map[string]string{AnnotationExpires: later, AnnotationHeartbeat: heartbeatValue(now.Add(-heartbeatStale - time.Millisecond))}, true},
+		{"heartbeat renewed", map[string]string{AnnotationExpires: later, AnnotationHeartbeat: kube.HeartbeatValue(now.Add(-kube.HeartbeatInterval))}, false},
+		{"heartbeat just within", map[string]string{AnnotationExpires: later, AnnotationHeartbeat: kube.HeartbeatValue(now.Add(-kube.HeartbeatStale))}, false},
+		{"heartbeat stopped", map[string]string{AnnotationExpires: later, AnnotationHeartbeat: kube.HeartbeatValue(now.Add(-kube.HeartbeatStale - time.Millisecond))}, true},
 		{"unreadable heartbeat waits for the expiry", map[string]string{AnnotationExpires: later, AnnotationHeartbeat: "now"}, false},
-		{"renewed heartbeat, expiry passed", map[string]string{AnnotationExpires: "2026-12-01T09:00:00Z", AnnotationHeartbeat: heartbeatValue(now)}, true},
+		{"renewed heartbeat, expiry passed", map[string]string{AnnotationExpires: "2026-12-01T09:00:00Z", AnnotationHeartbeat: kube.HeartbeatValue(now)}, true},
 		{"no heartbeat (an earlier version's run)", map[string]string{AnnotationExpires: later}, false},
 	} {
 		if got := orphaned(metav1.ObjectMeta{Annotations: c.ann}, now); got != c.want {

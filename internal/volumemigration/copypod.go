@@ -19,10 +19,6 @@ import (
 const (
 	sourceMount = "/source"
 	targetMount = "/target"
-	// heartbeatInterval and heartbeatStale are the benchmark's: renewed every 3 s, a pod whose
-	// heartbeat is 15 s old was left by a provider that is gone.
-	heartbeatInterval = 3 * time.Second
-	heartbeatStale    = 15 * time.Second
 	// maxLogBytes bounds the copy pod's log: rsync's statistics and the verification's list.
 	maxLogBytes = int64(4 << 20)
 	podGrace    = int64(5)
@@ -48,7 +44,7 @@ func (m *Migrator) copyPod(name, mode, marker, targetClaim, node string, activeD
 		ObjectMeta: metav1.ObjectMeta{
 			Name: name, Namespace: m.Spec.Namespace,
 			Labels:      map[string]string{labelManagedBy: managedBy, labelComponent: component},
-			Annotations: map[string]string{AnnotationHeartbeat: heartbeatValue(time.Now()), AnnotationMigratedTo: m.ref()},
+			Annotations: map[string]string{AnnotationHeartbeat: kube.HeartbeatValue(time.Now()), AnnotationMigratedTo: m.ref()},
 		},
 		Spec: corev1.PodSpec{
 			RestartPolicy:                 corev1.RestartPolicyNever,
@@ -278,33 +274,17 @@ func (m *Migrator) deletePod(ctx context.Context, name string) error {
 
 // heartbeat renews AnnotationHeartbeat on the pod until the returned function is called.
 func (m *Migrator) heartbeat(ctx context.Context, pod string) (stop func()) {
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(heartbeatInterval)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case now := <-tick.C:
-				patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, AnnotationHeartbeat, heartbeatValue(now))
-				if _, err := m.Client.CoreV1().Pods(m.Spec.Namespace).Patch(ctx, pod, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil && ctx.Err() == nil {
-					m.log("renewing the copy pod's heartbeat failed; trying again", map[string]any{"pod": pod, "error": err.Error()})
-				}
-			}
-		}
-	}()
-	return func() { cancel(); <-done }
+	return kube.Heartbeat(ctx, AnnotationHeartbeat, func(ctx context.Context, patch []byte) error {
+		_, err := m.Client.CoreV1().Pods(m.Spec.Namespace).Patch(ctx, pod, types.MergePatchType, patch, metav1.PatchOptions{})
+		return err
+	}, func(err error) {
+		m.log("renewing the copy pod's heartbeat failed; trying again", map[string]any{"pod": pod, "error": err.Error()})
+	})
 }
-
-func heartbeatValue(now time.Time) string { return now.UTC().Format(time.RFC3339Nano) }
 
 // stale reports whether a copy pod's heartbeat stopped: its provider is gone.
 func stale(meta metav1.ObjectMeta, now time.Time) bool {
-	t, err := time.Parse(time.RFC3339Nano, meta.Annotations[AnnotationHeartbeat])
-	return err == nil && now.Sub(t) > heartbeatStale
+	return kube.HeartbeatStopped(meta, AnnotationHeartbeat, now)
 }
 
 // sweep removes the copy pods in the namespace whose provider is gone (their heartbeat stopped),

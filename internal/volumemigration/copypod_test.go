@@ -14,6 +14,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/rest"
+
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
 )
 
 func TestCopyPod(t *testing.T) {
@@ -75,10 +77,10 @@ func TestStale(t *testing.T) {
 	meta := func(v string) metav1.ObjectMeta {
 		return metav1.ObjectMeta{Annotations: map[string]string{AnnotationHeartbeat: v}}
 	}
-	if !stale(meta(heartbeatValue(now.Add(-time.Minute))), now) {
+	if !stale(meta(kube.HeartbeatValue(now.Add(-time.Minute))), now) {
 		t.Error("a heartbeat a minute old is not stale")
 	}
-	if stale(meta(heartbeatValue(now.Add(-time.Second))), now) {
+	if stale(meta(kube.HeartbeatValue(now.Add(-time.Second))), now) {
 		t.Error("a heartbeat a second old is stale")
 	}
 	if stale(meta("garbage"), now) || stale(metav1.ObjectMeta{}, now) {
