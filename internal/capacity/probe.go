@@ -247,30 +247,11 @@ func parseMountinfo(text string) ([]mountEntry, error) {
 			super = fields[sep+3]
 		}
 		mounts = append(mounts, mountEntry{
-			MajMin: fields[2], MountPoint: unescapeMount(fields[4]), Options: fields[5],
-			FSType: fields[sep+1], Source: unescapeMount(fields[sep+2]), SuperOptions: super,
+			MajMin: fields[2], MountPoint: node.UnescapeMount(fields[4]), Options: fields[5],
+			FSType: fields[sep+1], Source: node.UnescapeMount(fields[sep+2]), SuperOptions: super,
 		})
 	}
 	return mounts, nil
-}
-
-// unescapeMount undoes the kernel's octal escapes of space, tab, newline and backslash.
-func unescapeMount(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+4 <= len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }
 
 // findMount returns the mount holding path: the one with the longest mount point that is path

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/node"
 )
 
 // parseKV reads key=value lines (a key may repeat).
@@ -236,7 +238,7 @@ func mountsBelow(mountinfo []byte, dir string) []string {
 		if len(f) < 5 {
 			continue
 		}
-		mp := unescapeMount(f[4])
+		mp := node.UnescapeMount(f[4])
 		if strings.HasPrefix(mp, dir+"/") && !seen[mp] {
 			seen[mp] = true
 			out = append(out, mp)
@@ -260,7 +262,7 @@ func mountOptions(mountinfo []byte, path string) (mountPoint, options string) {
 		if len(f) < 6 {
 			continue
 		}
-		mp := unescapeMount(f[4])
+		mp := node.UnescapeMount(f[4])
 		if mp != "/" && path != mp && !strings.HasPrefix(path, mp+"/") {
 			continue
 		}
@@ -269,31 +271,6 @@ func mountOptions(mountinfo []byte, path string) (mountPoint, options string) {
 		}
 	}
 	return mountPoint, options
-}
-
-// unescapeMount decodes the octal escapes (\040 for a space...) of /proc mount tables.
-func unescapeMount(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
-// escapeMount encodes a path for fstab.
-func escapeMount(s string) string {
-	r := strings.NewReplacer(`\`, `\134`, " ", `\040`, "\t", `\011`, "\n", `\012`)
-	return r.Replace(s)
 }
 
 // parseManifest reads manifestScript's output.
@@ -409,7 +386,7 @@ func isDataDirLine(l string) bool {
 
 // fstabLine is the line a bind_mount migration adds to fstab.
 func fstabLine(target, source string) string {
-	return escapeMount(target) + " " + escapeMount(source) + " none bind 0 0"
+	return node.EscapeMount(target) + " " + node.EscapeMount(source) + " none bind 0 0"
 }
 
 // fstabWith returns content with the bind mount's line added (once).
