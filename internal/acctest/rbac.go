@@ -33,7 +33,7 @@ func RBACRoleFile(name string) string {
 //
 // The file's ClusterRoles are made under name (name-1, name-2... after the first) and bound with
 // ClusterRoleBindings. Its Roles are made in namespaces[<the Role's namespace in the file>]
-// (e.g. {"default": the test's namespace}) under name and bound there; a Role whose namespace the
+// (e.g. {"default": the test's namespace}) under name-r<i> and bound there; a Role whose namespace the
 // map leaves out is not made (the file's comparison-only Role in a benchmark test, say).
 // Everything is removed when the test ends, whether it passed or not.
 func RoleKubeconfig(t testing.TB, admin kubernetes.Interface, name, file string, namespaces map[string]string) string {
@@ -94,28 +94,29 @@ func RoleKubeconfig(t testing.TB, admin kubernetes.Interface, name, file string,
 		})
 		checks = append(checks, accessCheck(role.Rules, ""))
 	}
-	for _, role := range roles {
+	for i, role := range roles {
 		ns, ok := namespaces[role.Namespace]
 		if !ok {
 			continue
 		}
-		role.ObjectMeta = metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels}
+		roleName := fmt.Sprintf("%s-r%d", name, i)
+		role.ObjectMeta = metav1.ObjectMeta{Name: roleName, Namespace: ns, Labels: labels}
 		if _, err := admin.RbacV1().Roles(ns).Create(ctx, &role, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		cleanups = append(cleanups, func(ctx context.Context) error {
-			return admin.RbacV1().Roles(ns).Delete(ctx, name, metav1.DeleteOptions{})
+			return admin.RbacV1().Roles(ns).Delete(ctx, roleName, metav1.DeleteOptions{})
 		})
 		binding := &rbacv1.RoleBinding{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels},
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
+			ObjectMeta: metav1.ObjectMeta{Name: roleName, Namespace: ns, Labels: labels},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: roleName},
 			Subjects:   subjects,
 		}
 		if _, err := admin.RbacV1().RoleBindings(ns).Create(ctx, binding, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		cleanups = append(cleanups, func(ctx context.Context) error {
-			return admin.RbacV1().RoleBindings(ns).Delete(ctx, name, metav1.DeleteOptions{})
+			return admin.RbacV1().RoleBindings(ns).Delete(ctx, roleName, metav1.DeleteOptions{})
 		})
 		checks = append(checks, accessCheck(role.Rules, ns))
 	}

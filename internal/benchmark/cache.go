@@ -145,3 +145,41 @@ func rawJSON(out []byte) string {
 	}
 	return ""
 }
+
+// CachedResult is a result as the cache keeps it: the median of Rounds runs and their spread,
+// for data sources other than this one that cache what Measure measured (the comparison).
+type CachedResult struct {
+	Target     string
+	JobHash    string
+	MeasuredAt time.Time
+	Result     fio.Result
+	Rounds     int
+	Spread     map[string]Spread
+}
+
+// ResultCache is the result cache that max_age uses, in ConfigMaps of one namespace.
+type ResultCache struct{ c cache }
+
+// NewResultCache returns the result cache in namespace.
+func NewResultCache(client kubernetes.Interface, namespace string) ResultCache {
+	return ResultCache{c: cache{client: client, namespace: namespace}}
+}
+
+// Get returns the result cached under key if it is younger than maxAge, as max_age does here: a
+// missing, unreadable or stale entry is a miss (reason says why).
+func (rc ResultCache) Get(ctx context.Context, key string, maxAge time.Duration, now time.Time) (*CachedResult, string, error) {
+	s, reason, err := rc.c.get(ctx, key, maxAge, now)
+	if s == nil {
+		return nil, reason, err
+	}
+	return &CachedResult{Target: s.Target, JobHash: s.JobHash, MeasuredAt: s.MeasuredAt, Result: s.Result, Rounds: s.Rounds, Spread: s.Spread}, reason, nil
+}
+
+// Put stores r under key (ConfigMap CacheName(key)), replacing what was there.
+func (rc ResultCache) Put(ctx context.Context, key string, r CachedResult) error {
+	return rc.c.put(ctx, key, stored{Version: storedVersion, Target: r.Target, JobHash: r.JobHash, MeasuredAt: r.MeasuredAt, Result: r.Result,
+		Rounds: r.Rounds, Spread: r.Spread})
+}
+
+// CacheKey is the key of r's result measured over rounds runs: the benchmark's id.
+func CacheKey(r Request, rounds int) string { return roundsKey(r.cacheKey(), rounds) }

@@ -124,37 +124,69 @@ func (d *DataSource) Read(ctx context.Context, req datasource.ReadRequest, resp 
 	}
 
 	order := benchmark.Interleave(len(targets), rounds)
-	tflog.Info(ctx, "comparing storage", map[string]any{"targets": len(targets), "rounds": rounds, "job_hash": fio.Hash(spec),
-		"runtime": benchmark.TotalRuntime(spec).String(), "timeout": timeout.String()})
-	results := map[string][]fio.Result{}
 	m.Order = make([][]string, 0, len(order))
-	for round, visit := range order {
+	for _, visit := range order {
 		names := make([]string, 0, len(visit))
 		for _, i := range visit {
-			t := targets[i]
-			names = append(names, t.Name)
-			tflog.Debug(ctx, "comparison run", map[string]any{"round": round + 1, "target": t.Name})
-			mt, diags := benchmark.Measure(ctx, d.data, client, t.Request, hostnames[t.Name], timeout, targetPath(t.Name).AtName("node"))
-			resp.Diagnostics.Append(diags...)
-			if resp.Diagnostics.HasError() {
-				return
-			}
-			results[t.Name] = append(results[t.Name], mt.Result)
+			names = append(names, targets[i].Name)
 		}
 		m.Order = append(m.Order, names)
+	}
+	maxAge := targets[0].Request.MaxAge
+	keys := cacheKeys(targets, rounds)
+	var cached map[string]*benchmark.CachedResult
+	startedAt := time.Now()
+	if maxAge > 0 {
+		var reason string
+		var err error
+		cached, startedAt, reason, err = cachedResults(ctx, client, targets, keys, maxAge, time.Now())
+		if err != nil {
+			resp.Diagnostics.AddWarning("Result cache not readable", err.Error()+"\nfio runs instead.")
+		}
+		tflog.Debug(ctx, "comparison cache lookup", map[string]any{"hit": cached != nil, "reason": reason})
+		if cached == nil {
+			startedAt = time.Now()
+		}
+	}
+	results := map[string][]fio.Result{}
+	if cached == nil {
+		tflog.Info(ctx, "comparing storage", map[string]any{"targets": len(targets), "rounds": rounds, "job_hash": fio.Hash(spec),
+			"runtime": benchmark.TotalRuntime(spec).String(), "timeout": timeout.String()})
+		for round, visit := range order {
+			for _, i := range visit {
+				t := targets[i]
+				tflog.Debug(ctx, "comparison run", map[string]any{"round": round + 1, "target": t.Name})
+				mt, diags := benchmark.Measure(ctx, d.data, client, t.Request, hostnames[t.Name], timeout, targetPath(t.Name).AtName("node"))
+				resp.Diagnostics.Append(diags...)
+				if resp.Diagnostics.HasError() {
+					return
+				}
+				results[t.Name] = append(results[t.Name], mt.Result)
+			}
+		}
 	}
 
 	metricsAPI := kube.MetricsAPIServed(client)
 	ms := make([]measured, 0, len(targets))
 	for _, t := range targets {
-		rs := results[t.Name]
-		mt := measured{Name: t.Name, Kind: t.Request.Target.Kind, Node: t.Request.Target.Node, Median: benchmark.MedianResult(rs), Spreads: benchmark.Spreads(rs), Rounds: len(rs)}
+		mt := measured{Name: t.Name, Kind: t.Request.Target.Kind, Node: t.Request.Target.Node}
+		if c := cached[t.Name]; c != nil {
+			mt.Median, mt.Spreads, mt.Rounds = c.Result, c.Spread, c.Rounds
+		} else {
+			rs := results[t.Name]
+			mt.Median, mt.Spreads, mt.Rounds = benchmark.MedianResult(rs), benchmark.Spreads(rs), len(rs)
+		}
 		if t.BackendNamespace != "" {
 			use, diags := backendMemory(ctx, client, t.BackendNamespace, targetPath(t.Name).AtName("backend_namespace"))
 			resp.Diagnostics.Append(diags...)
 			mt.Memory = use
 		}
 		ms = append(ms, mt)
+	}
+	if maxAge > 0 && cached == nil {
+		if err := storeResults(ctx, client, targets, keys, ms, spec, startedAt); err != nil {
+			resp.Diagnostics.AddWarning("Result not cached", err.Error()+"\nThe next read runs fio again.")
+		}
 	}
 	warnings = append(warnings, cacheWarnings(ms, baseline)...)
 	warnings = append(warnings, spreadWarnings(ms)...)
@@ -172,6 +204,8 @@ func (d *DataSource) Read(ctx context.Context, req datasource.ReadRequest, resp 
 	}
 
 	m.observed(targets, ms, baseline, spec, metricsAPI, warnings)
+	m.Cached = types.BoolValue(cached != nil)
+	m.MeasuredAt = types.StringValue(startedAt.UTC().Format(time.RFC3339))
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 

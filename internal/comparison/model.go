@@ -19,11 +19,14 @@ type model struct {
 	Rounds    types.Int64            `tfsdk:"rounds"`
 	Node      types.String           `tfsdk:"node"`
 	Namespace types.String           `tfsdk:"namespace"`
+	MaxAge    types.String           `tfsdk:"max_age"`
 	benchmark.PodModel
 	benchmark.JobModel
 
 	Timeouts timeouts.Value `tfsdk:"timeouts"`
 
+	Cached     types.Bool             `tfsdk:"cached"`
+	MeasuredAt types.String           `tfsdk:"measured_at"`
 	Order      [][]string             `tfsdk:"order"`
 	Results    map[string]resultModel `tfsdk:"results"`
 	MetricsAPI types.Bool             `tfsdk:"metrics_api"`
@@ -85,7 +88,7 @@ func (m model) benchModel(t targetModel) benchmark.Model {
 	b := benchmark.Model{
 		TargetModel: t.TargetModel,
 		PodModel:    m.PodModel, JobModel: m.JobModel,
-		MaxAge: types.StringNull(), IncludeRawJSON: types.BoolNull(), Rounds: types.Int64Null(),
+		MaxAge: m.MaxAge, IncludeRawJSON: types.BoolNull(), Rounds: types.Int64Null(),
 	}
 	if b.Node.IsNull() {
 		b.Node = m.Node
@@ -104,7 +107,7 @@ func (m model) anyUnknown() bool {
 	if m.Targets == nil {
 		return true // unknown or null map: the schema reports null
 	}
-	vals := []interface{ IsUnknown() bool }{m.Baseline, m.Rounds, m.Node, m.Namespace}
+	vals := []interface{ IsUnknown() bool }{m.Baseline, m.Rounds, m.Node, m.Namespace, m.MaxAge}
 	for _, t := range m.Targets {
 		vals = append(vals, t.BackendNamespace)
 		if m.benchModel(t).AnyUnknown() {

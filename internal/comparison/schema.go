@@ -83,8 +83,24 @@ func (d *DataSource) Schema(ctx context.Context, _ datasource.SchemaRequest, res
 			MarkdownDescription: "Namespace of every target that does not name its own (default: `default`).",
 			Validators:          []validator.String{validate.DNSSubdomain()},
 		},
+		"max_age": schema.StringAttribute{
+			Optional: true,
+			MarkdownDescription: "Reuse the comparison's results if they are younger than this duration, e.g. `24h` (default: `0s`, always run fio), as " +
+				"`clusterstorage_storage_benchmark`'s `max_age` does: each target's result is kept in a ConfigMap `clusterstorage-benchmark-<id>` in " +
+				"its namespace, written only when `max_age` is set, and reused only when every target has one from the same targets, job and rounds " +
+				"(a comparison never mixes a cached result with a new run). Data sources are read on every plan: without it every plan runs all the rounds.",
+			Validators: maxAgeValidators(from),
+		},
 		"timeouts": timeouts.Attributes(ctx),
 
+		"cached": schema.BoolAttribute{
+			Computed:            true,
+			MarkdownDescription: "`true` when this read reused cached results (`max_age`) and ran no fio.",
+		},
+		"measured_at": schema.StringAttribute{
+			Computed:            true,
+			MarkdownDescription: "When the rounds started (RFC 3339, UTC); with `cached`, when the reused rounds started.",
+		},
 		"order": schema.ListAttribute{
 			Computed:            true,
 			ElementType:         types.ListType{ElemType: types.StringType},
@@ -160,4 +176,12 @@ func resultAttributes(from map[string]schema.Attribute) map[string]schema.Attrib
 			},
 		},
 	}
+}
+
+// maxAgeValidators are the benchmark's validators of max_age (one definition).
+func maxAgeValidators(from map[string]schema.Attribute) []validator.String {
+	if a, ok := from["max_age"].(schema.StringAttribute); ok {
+		return a.Validators
+	}
+	return nil
 }
