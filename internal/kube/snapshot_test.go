@@ -203,3 +203,29 @@ func TestSnapshot_cancelledListIsRetried(t *testing.T) {
 		t.Fatalf("made %d lists, want 2 (the cancelled one is not taken as a failure)", c.lists)
 	}
 }
+
+// The snapshots of classes and volumes keep no managed fields (no refresh reads them), neither of
+// listed objects nor of objects this provider wrote; the caller's written object is left whole.
+func TestSnapshot_dropsManagedFields(t *testing.T) {
+	managed := []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply}}
+	c := newCluster()
+	sc := c.put("a", "1")
+	sc.ManagedFields = managed
+	c.classes["a"] = sc
+	s := c.snapshot()
+	s.trim = StorageClassSnapshot(nil).trim
+	if got, err := s.Get(context.Background(), "a"); err != nil || got.ManagedFields != nil || got.ResourceVersion != "1" {
+		t.Fatalf("Get(a) = %+v, %v; want version 1 without managed fields", got, err)
+	}
+	written := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "b", ResourceVersion: "2", ManagedFields: managed}}
+	s.Put(written)
+	if got, err := s.Get(context.Background(), "b"); err != nil || got.ManagedFields != nil || got.ResourceVersion != "2" {
+		t.Fatalf("Get(b) after Put = %+v, %v; want version 2 without managed fields", got, err)
+	}
+	if len(written.ManagedFields) != 1 {
+		t.Fatal("Put changed the caller's object")
+	}
+	if PersistentVolumeSnapshot(nil).trim == nil {
+		t.Fatal("the volumes' snapshot keeps managed fields")
+	}
+}
