@@ -15,6 +15,7 @@ data "clusterstorage_storage_comparison" "db" {
   namespace = "benchmarks"
   profile   = "database"
   runtime   = "30s"
+  max_age   = "24h" # reuse the results for a day instead of running fio on every plan
 }
 
 # The seed article's table: a column per target, medians ± coefficient of variation.
