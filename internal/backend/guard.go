@@ -59,6 +59,12 @@ type guardedVolume struct {
 	// MigratedTo is, for the source volume a clusterstorage_volume_migration kept, its
 	// record "<namespace>/<claim> <new volume>" (volumes.MigratedToAnnotation).
 	MigratedTo string
+	// DataEngine is "v2" for a Longhorn volume of the v2 (SPDK) data engine.
+	DataEngine string
+	// Detail, for an object that is not a volume or claim (guard_crs.go: a VolumeSnapshotContent,
+	// a BackingImage, a DiskPool, an LVM or ZFS volume object), says what it holds, why it blocks
+	// and how to remove it, in place of claim and class.
+	Detail string
 }
 
 func (v guardedVolume) String() string {
@@ -70,11 +76,22 @@ func (v guardedVolume) String() string {
 			facts = append(facts, f)
 		}
 	}
-	if v.Reclaim != "" {
+	if v.DataEngine != "" {
+		facts = append(facts, "data engine "+v.DataEngine)
+	}
+	switch {
+	case v.Reclaim == "":
+	case v.Detail != "":
+		facts = append(facts, v.Reclaim)
+	default:
 		facts = append(facts, "reclaim "+v.Reclaim)
 	}
 	if len(facts) > 0 {
 		fmt.Fprintf(&b, " (%s)", strings.Join(facts, ", "))
+	}
+	if v.Detail != "" {
+		fmt.Fprintf(&b, ": %s", v.Detail)
+		return b.String()
 	}
 	claim := "no claim"
 	if v.Claim != "" {
@@ -95,24 +112,33 @@ func (v guardedVolume) String() string {
 // guard refuses the uninstall while the backend serves any volume: every PersistentVolume of its
 // drivers (by CSI driver, provisioner annotation or its class's provisioner), in any phase and
 // on any StorageClass, every claim of such a class still waiting for its volume, and for
-// Longhorn every volumes.longhorn.io object. The release's own claims (those of its
+// Longhorn every volumes.longhorn.io object; and while objects of those drivers that need them to
+// go away exist (guard_crs.go: VolumeSnapshotContents, Longhorn BackingImages, Mayastor DiskPools,
+// LVM and ZFS volume objects without a PersistentVolume). The drivers are the type's and those
+// the release's own manifest installs (releaseDrivers). The release's own claims (those of its
 // StatefulSets' volumeClaimTemplates: Mayastor's etcd, Loki, MinIO) do not count. With
 // force_destroy the volumes are listed in a warning instead.
 func (r *Resource) guard(ctx context.Context, client kubernetes.Interface, s spec, st *helm.Status) diag.Diagnostics {
 	var diags diag.Diagnostics
 	internal, err := internalClaims(st)
+	var drivers []string
+	if err == nil {
+		drivers, err = releaseDrivers(s.Type, st.Manifest)
+	}
 	if err != nil {
 		diags.AddError("Reading the manifest of Helm release "+s.id()+" failed",
-			"The destroy guard needs it to tell the release's own claims from users' ones: "+err.Error()+
+			"The destroy guard needs it to tell the release's own claims from users' ones and to know the release's CSI drivers: "+err.Error()+
 				". Nothing was uninstalled. See `helm get manifest "+s.ReleaseName+" -n "+s.Namespace+"`.")
 		return diags
 	}
-	vols, err := r.servedVolumes(ctx, client, backendDrivers[s.Type], internal)
+	vols, err := r.servedVolumes(ctx, client, drivers, internal)
 	if err != nil {
 		diags.AddError("Listing the volumes of "+s.Type+" release "+s.id()+" failed",
-			"Destroy uninstalls only when no volume of the backend's drivers ("+strings.Join(backendDrivers[s.Type], ", ")+
+			"Destroy uninstalls only when no volume of the backend's drivers ("+strings.Join(drivers, ", ")+
 				") exists, and that could not be checked: "+err.Error()+". Nothing was uninstalled. The provider's credentials need "+
-				"list access to PersistentVolumes, PersistentVolumeClaims and StorageClasses (and volumes.longhorn.io for Longhorn).")
+				"list access to PersistentVolumes, PersistentVolumeClaims and StorageClasses, and, where their CRDs are installed, to "+
+				"volumesnapshotcontents.snapshot.storage.k8s.io, volumes and backingimages.longhorn.io, diskpools.openebs.io, "+
+				"lvmvolumes.local.openebs.io and zfsvolumes.zfs.openebs.io.")
 		return diags
 	}
 	if len(vols) == 0 {
@@ -130,15 +156,16 @@ func (r *Resource) guard(ctx context.Context, client kubernetes.Interface, s spe
 		return diags
 	}
 	diags.AddError("Storage backend "+s.id()+" still serves volumes",
-		fmt.Sprintf("Uninstalling %s now would leave these volumes without their driver (%s):\n%s\n\n"+
+		fmt.Sprintf("Uninstalling %s now would leave these volumes and objects without their driver (%s):\n%s\n\n"+
 			"Nothing was uninstalled. Back up what you need, then delete each claim (its volume is deleted with it under reclaim Delete), "+
-			"delete the PersistentVolumes left Released or Available (they keep their data under reclaim Retain)%s, and destroy again. "+
-			"Or set force_destroy = true to uninstall anyway.", s.Type, lostBy(s.Type), list, longhornRemedy(s.Type)))
+			"delete the PersistentVolumes left Released or Available (they keep their data under reclaim Retain)%s, remove each other object "+
+			"as its line says, and destroy again. Or set force_destroy = true to uninstall anyway.", s.Type, lostBy(s.Type), list, longhornRemedy(s.Type)))
 	return diags
 }
 
-// servedVolumes lists the volumes of the given drivers (driverVolumes) and, when Longhorn's
-// driver is among them, Longhorn's own volumes without a PersistentVolume. The destroy guard
+// servedVolumes lists the volumes of the given drivers (driverVolumes), when Longhorn's driver is
+// among them Longhorn's own volumes without a PersistentVolume, and the objects of the drivers
+// that block (guardedObjects). The destroy guard
 // asks for every driver of the backend, the update guard (strand.go) for those an update strands.
 func (r *Resource) servedVolumes(ctx context.Context, client kubernetes.Interface, drivers []string, internal func(namespace, name string) bool) ([]guardedVolume, error) {
 	vols, err := driverVolumes(ctx, client, drivers, internal)
@@ -154,7 +181,15 @@ func (r *Resource) servedVolumes(ctx context.Context, client kubernetes.Interfac
 			vols = append(vols, more...)
 		}
 	}
-	return vols, nil
+	dyn, err := r.data.Kube.Dynamic()
+	if err != nil {
+		return nil, err
+	}
+	objs, err := guardedObjects(ctx, client, dyn, drivers, vols)
+	if err != nil {
+		return nil, err
+	}
+	return append(vols, objs...), nil
 }
 
 func lostBy(t string) string {

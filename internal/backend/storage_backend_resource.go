@@ -232,7 +232,17 @@ func (r *Resource) planStrandGuard(ctx context.Context, s spec, version string) 
 	if err != nil {
 		return later("reading the release: " + err.Error())
 	}
-	gdiags, err := r.strandGuard(ctx, client, s, live, version, values)
+	if live.ChartVersion == version && sameValues(values, live.Values) {
+		return diags // no upgrade: nothing is stranded
+	}
+	// Which engines the chart turns on by default is the archive's to say (guard_engines.go).
+	src := s.Source
+	src.Version = version
+	ch, err := hc.LocateChart(ctx, src)
+	if err != nil {
+		return later("fetching the chart: " + err.Error())
+	}
+	gdiags, err := r.strandGuard(ctx, client, s, live, version, ch.Values, values)
 	if err != nil {
 		return later("listing the volumes: " + err.Error())
 	}
@@ -512,7 +522,7 @@ func (r *Resource) Update(ctx context.Context, req resource.UpdateRequest, resp 
 		st = live
 	default:
 		// The update guard (strand.go) first: nothing else is worth checking if it refuses.
-		gdiags, gerr := r.strandGuard(ctx, client, s, live, rel.Chart.Metadata.Version, rel.Values)
+		gdiags, gerr := r.strandGuard(ctx, client, s, live, rel.Chart.Metadata.Version, rel.Chart.Values, rel.Values)
 		resp.Diagnostics.Append(gdiags...)
 		if gerr != nil {
 			resp.Diagnostics.AddError("Listing the volumes of "+s.Type+" release "+s.id()+" failed",

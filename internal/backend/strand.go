@@ -34,14 +34,18 @@ type strand struct {
 	Why string
 	// Lost says what the volumes lose.
 	Lost string
+	// DataEngine, when set, limits them to the Longhorn volumes of that data engine ("v2").
+	DataEngine string
 }
 
-// strandedBy lists the changes from the installed release (its chart version and user-supplied
-// values) to the planned one that strand volumes: an engine turned off (a typed toggle or a raw
-// value of its dependency condition, the chart's default where unset), a chart version without
-// the subchart of an engine that is on, OpenEBS's hostpath base path or Longhorn's default data
-// path changing. A version outside the table is read with the planned version's layout.
-func strandedBy(backendType, fromVersion string, from map[string]any, toVersion string, to map[string]any) []strand {
+// strandedBy lists the changes from the installed release (its chart version, its chart's
+// values and the user-supplied values) to the planned one (the chart archive's values and the
+// planned values) that strand volumes: an engine turned off (a typed toggle or a raw value of its
+// dependency condition, the chart's own default where unset: engineOn), a chart version without
+// the subchart of an engine that is on, Longhorn's v2 data engine turned off, OpenEBS's hostpath
+// base path or Longhorn's default data path changing. A version outside the table is read with
+// the planned version's layout; nil chart values fall back to the table's defaults.
+func strandedBy(backendType, fromVersion string, fromChart, from map[string]any, toVersion string, toChart, to map[string]any) []strand {
 	e, ok := engines[backendType]
 	if !ok {
 		return nil
@@ -59,7 +63,7 @@ func strandedBy(backendType, fromVersion string, from map[string]any, toVersion 
 	case typeOpenEBS:
 		for _, d := range rf.Dependencies {
 			driver, ok := subchartDrivers[d.Path]
-			if !ok || !rf.installs(d, from) {
+			if !ok || !rf.installs(d, fromChart, from) {
 				continue
 			}
 			nd, has := rt.dependency(d.Path)
@@ -67,7 +71,7 @@ func strandedBy(backendType, fromVersion string, from map[string]any, toVersion 
 			case !has:
 				out = append(out, strand{Driver: driver, Why: fmt.Sprintf("openebs chart %s has no %s subchart, which %s installs", toVersion, d.Path, fromVersion),
 					Lost: "their CSI driver is uninstalled"})
-			case !rt.installs(nd, to):
+			case !rt.installs(nd, toChart, to):
 				out = append(out, strand{Driver: driver, Why: rt.toggleName(nd.Condition) + " turns from true to false",
 					Lost: "their CSI driver is uninstalled"})
 			}
@@ -80,6 +84,11 @@ func strandedBy(backendType, fromVersion string, from map[string]any, toVersion 
 				Lost: "their data stays under the old base path, which the hostpath class no longer names"})
 		}
 	case typeLonghorn:
+		if longhornV2On(fromChart, from) && !longhornV2On(toChart, to) {
+			out = append(out, strand{Driver: longhornDriver, DataEngine: "v2",
+				Why:  keyLonghornV2 + " turns from true to false",
+				Lost: "Longhorn stops its v2 (SPDK) data engine, the only one that serves them"})
+		}
 		oldPath := rf.stringValue(settingDataPath, from, defaultLonghornDataPath)
 		newPath := rt.stringValue(settingDataPath, to, defaultLonghornDataPath)
 		if path.Clean(oldPath) != path.Clean(newPath) {
@@ -101,20 +110,9 @@ func (r chartRange) dependency(path string) (dependency, bool) {
 	return dependency{}, false
 }
 
-// installs reports whether values install the dependency: it has no condition, or its condition
-// is true in values or, where values leave it unset, by the chart's default (the table's; false
-// for a condition the table has no key for, as rawfile's).
-func (r chartRange) installs(d dependency, values map[string]any) bool {
-	if d.Condition == "" {
-		return true
-	}
-	def := false
-	if k, ok := r.key(d.Condition); ok {
-		if b, ok := k.Default.(bool); ok {
-			def = b
-		}
-	}
-	return lookupBool(values, d.Condition, def)
+// installs reports whether values install the dependency: it has no condition, or engineOn.
+func (r chartRange) installs(d dependency, chartValues, values map[string]any) bool {
+	return d.Condition == "" || engineOn(r, d.Condition, chartValues, values)
 }
 
 // toggleName is the typed setting a condition carries with its key ("mayastor_enabled
@@ -135,14 +133,15 @@ func (r chartRange) stringValue(setting string, values map[string]any, def strin
 	return lookupString(values, keys[0].Key, def)
 }
 
-// strandGuard refuses an upgrade of the live release to toVersion with values to while it would
-// strand volumes (strandedBy), naming each volume of the affected drivers (the destroy guard's
-// listing, guard.go); with force_strand_volumes it lists them in a warning instead. The error
-// it returns means the volumes could not be listed (no diagnostics then): at plan the check is
-// left to the apply, at apply it is an error.
-func (r *Resource) strandGuard(ctx context.Context, client kubernetes.Interface, s spec, live *helm.Status, toVersion string, to map[string]any) (diag.Diagnostics, error) {
+// strandGuard refuses an upgrade of the live release to toVersion (whose chart archive has the
+// values toChart) with values to while it would strand volumes (strandedBy), naming each volume
+// and object of the affected drivers (the destroy guard's listing, guard.go); with
+// force_strand_volumes it lists them in a warning instead. The error it returns means the
+// volumes could not be listed (no diagnostics then): at plan the check is left to the apply, at
+// apply it is an error.
+func (r *Resource) strandGuard(ctx context.Context, client kubernetes.Interface, s spec, live *helm.Status, toVersion string, toChart, to map[string]any) (diag.Diagnostics, error) {
 	var diags diag.Diagnostics
-	strands := strandedBy(s.Type, live.ChartVersion, live.Values, toVersion, to)
+	strands := strandedBy(s.Type, live.ChartVersion, live.ChartValues, live.Values, toVersion, toChart, to)
 	if len(strands) == 0 {
 		return diags, nil
 	}
@@ -162,7 +161,7 @@ func (r *Resource) strandGuard(ctx context.Context, client kubernetes.Interface,
 	for _, st := range strands {
 		var lines []string
 		for _, v := range vols {
-			if v.Driver == st.Driver && (st.Class == "" || v.Class == st.Class) {
+			if v.Driver == st.Driver && (st.Class == "" || v.Class == st.Class) && (st.DataEngine == "" || v.DataEngine == st.DataEngine) {
 				lines = append(lines, "  - "+v.String())
 			}
 		}
@@ -172,6 +171,9 @@ func (r *Resource) strandGuard(ctx context.Context, client kubernetes.Interface,
 		scope := st.Driver
 		if st.Class != "" {
 			scope += ", class " + st.Class
+		}
+		if st.DataEngine != "" {
+			scope += ", data engine " + st.DataEngine
 		}
 		sections = append(sections, fmt.Sprintf("%s (%s): %s:\n%s", st.Why, scope, st.Lost, strings.Join(lines, "\n")))
 	}

@@ -36,12 +36,26 @@ func TestStrandedBy(t *testing.T) {
 	allOn := func(o *openebsSettings) { o.MayastorEnabled, o.LVMEnabled, o.ZFSEnabled = true, true, true }
 	rawfileOn := map[string]any{"engines": map[string]any{"local": map[string]any{"rawfile": map[string]any{"enabled": true}}}}
 
+	// An archive whose values.yaml turns Mayastor off by default (and the other engines on).
+	mayastorOffByDefault := map[string]any{"engines": map[string]any{
+		"replicated": map[string]any{"mayastor": map[string]any{"enabled": false}},
+		"local":      map[string]any{"lvm": map[string]any{"enabled": true}, "zfs": map[string]any{"enabled": true}},
+	}}
+	allOnByDefault := map[string]any{"engines": map[string]any{
+		"replicated": map[string]any{"mayastor": map[string]any{"enabled": true}},
+		"local":      map[string]any{"lvm": map[string]any{"enabled": true}, "zfs": map[string]any{"enabled": true}},
+	}}
+	v2 := func(on any) map[string]any { return map[string]any{"defaultSettings": map[string]any{"v2DataEngine": on}} }
+	longhornChart := map[string]any{"defaultSettings": map[string]any{"v2DataEngine": nil}} // the real charts' ~
+
 	for _, tc := range []struct {
 		name        string
 		typ         string
 		fromVersion string
+		fromChart   map[string]any // the installed chart's values; nil: the table's defaults
 		from        map[string]any
 		toVersion   string
+		toChart     map[string]any // the archive's values; nil: the table's defaults
 		to          map[string]any
 		want        []string // driver[@class]: why (substring)
 	}{
@@ -96,6 +110,35 @@ func TestStrandedBy(t *testing.T) {
 			to:   openebs("4.4.0", func(o *openebsSettings) { o.HostpathClassName, o.HostpathBasePath = "local", "/mnt/x" }),
 			want: []string{"openebs.io/local@fast: hostpath_base_path changes"},
 		},
+		{
+			// The table says Mayastor is on by default; this archive says off: a release installed
+			// with its defaults never had Mayastor, so turning it off explicitly strands nothing.
+			name: "the archive's default, not the table's", typ: typeOpenEBS, fromVersion: "4.4.0", fromChart: mayastorOffByDefault, from: map[string]any{},
+			toVersion: "4.4.0", toChart: mayastorOffByDefault, to: openebs("4.4.0", func(o *openebsSettings) { o.LVMEnabled, o.ZFSEnabled = true, true }),
+		},
+		{
+			// The same change over an archive that turns Mayastor on by default strands it.
+			name: "the archive's default on", typ: typeOpenEBS, fromVersion: "4.4.0", fromChart: allOnByDefault, from: map[string]any{},
+			toVersion: "4.4.0", toChart: allOnByDefault, to: openebs("4.4.0", func(o *openebsSettings) { o.LVMEnabled, o.ZFSEnabled = true, true }),
+			want: []string{"io.openebs.csi-mayastor: mayastor_enabled (engines.replicated.mayastor.enabled) turns from true to false"},
+		},
+		{
+			// Installed with the chart's defaults from an archive that had Mayastor on; the new
+			// archive turns it off by default and the plan leaves it unset.
+			name: "an upgrade whose archive turns an engine off by default", typ: typeOpenEBS, fromVersion: "4.4.0", fromChart: allOnByDefault, from: map[string]any{},
+			toVersion: "4.4.0", toChart: mayastorOffByDefault, to: map[string]any{},
+			want: []string{"io.openebs.csi-mayastor: mayastor_enabled (engines.replicated.mayastor.enabled) turns from true to false"},
+		},
+		{name: "longhorn v2 stays on", typ: typeLonghorn, fromVersion: "1.9.2", fromChart: longhornChart, from: v2("true"), toVersion: "1.9.2", toChart: longhornChart, to: v2("true")},
+		{name: "longhorn v2 turned on", typ: typeLonghorn, fromVersion: "1.9.2", fromChart: longhornChart, from: map[string]any{}, toVersion: "1.9.2", toChart: longhornChart, to: v2(true)},
+		{
+			name: "longhorn v2 turned off", typ: typeLonghorn, fromVersion: "1.9.2", fromChart: longhornChart, from: v2("true"), toVersion: "1.9.2", toChart: longhornChart, to: v2("false"),
+			want: []string{"driver.longhorn.io: defaultSettings.v2DataEngine turns from true to false"},
+		},
+		{
+			name: "longhorn v2 left to the chart's default", typ: typeLonghorn, fromVersion: "1.9.2", fromChart: longhornChart, from: v2(true), toVersion: "1.9.2", toChart: longhornChart, to: map[string]any{},
+			want: []string{"driver.longhorn.io: defaultSettings.v2DataEngine turns from true to false"},
+		},
 		{name: "longhorn unchanged", typ: typeLonghorn, fromVersion: "1.8.1", from: longhorn(""), toVersion: "1.9.2", to: longhorn("")},
 		{name: "longhorn unset to default", typ: typeLonghorn, fromVersion: "1.8.1", from: map[string]any{}, toVersion: "1.8.1", to: longhorn("/var/lib/longhorn")},
 		{
@@ -105,7 +148,7 @@ func TestStrandedBy(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []string
-			for _, s := range strandedBy(tc.typ, tc.fromVersion, tc.from, tc.toVersion, tc.to) {
+			for _, s := range strandedBy(tc.typ, tc.fromVersion, tc.fromChart, tc.from, tc.toVersion, tc.toChart, tc.to) {
 				key := s.Driver
 				if s.Class != "" {
 					key += "@" + s.Class

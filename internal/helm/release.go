@@ -98,6 +98,9 @@ type Status struct {
 	AppVersion   string
 	// Values are the user-supplied values of this revision.
 	Values map[string]any
+	// ChartValues are the defaults of the revision's chart (its values.yaml; a subchart's own
+	// below the subchart's name only where the chart's values set them), nil when unknown.
+	ChartValues map[string]any
 	// Manifest is the rendered manifest, hooks excluded.
 	Manifest      string
 	FirstDeployed time.Time
@@ -139,6 +142,9 @@ func statusOf(r *release.Release) *Status {
 		s.ChartName = r.Chart.Metadata.Name
 		s.ChartVersion = r.Chart.Metadata.Version
 		s.AppVersion = r.Chart.Metadata.AppVersion
+	}
+	if r.Chart != nil {
+		s.ChartValues = r.Chart.Values
 	}
 	if s.Values == nil {
 		s.Values = map[string]any{}
