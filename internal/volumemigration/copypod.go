@@ -108,13 +108,28 @@ func (m *Migrator) copyCommand(mode, marker string) []string {
 // runCopy runs one copy pod to its end and returns what its script reported. The pod is removed
 // before runCopy returns, whatever happened.
 func (m *Migrator) runCopy(ctx context.Context, mode, targetClaim, node string) (copyOutput, error) {
-	name := copyPodName(targetClaim, mode)
-	marker := "clusterstorage-copy-" + strings.ToLower(rand.Text()[:12])
+	marker := newMarker()
+	return m.runPod(ctx, mode, targetClaim, m.copyPod(copyPodName(targetClaim, mode), mode, marker, targetClaim, node, activeDeadline(ctx)), marker)
+}
+
+// newMarker is a copy run's own random string, which begins every line its provider reads.
+func newMarker() string { return "clusterstorage-copy-" + strings.ToLower(rand.Text()[:12]) }
+
+// activeDeadline is the seconds left until ctx's deadline, at least 1: the copy pods' deadline.
+func activeDeadline(ctx context.Context) int64 {
+	return max(int64(time.Until(deadline(ctx))/time.Second), 1)
+}
+
+// runPod runs a pod that runs copyScript (a copy pod, or the client of a copy between nodes) to
+// its end and returns what its script reported. The pod is removed before runPod returns,
+// whatever happened.
+func (m *Migrator) runPod(ctx context.Context, mode, targetClaim string, spec *corev1.Pod, marker string) (copyOutput, error) {
+	name := spec.Name
 	pods := m.Client.CoreV1().Pods(m.Spec.Namespace)
 	if err := m.deletePod(ctx, name); err != nil { // a finished one of an earlier run
 		return copyOutput{}, err
 	}
-	pod, err := pods.Create(ctx, m.copyPod(name, mode, marker, targetClaim, node, max(int64(time.Until(deadline(ctx))/time.Second), 1)), metav1.CreateOptions{})
+	pod, err := pods.Create(ctx, spec, metav1.CreateOptions{})
 	if err != nil {
 		return copyOutput{}, fmt.Errorf("creating copy pod %s/%s: %w", m.Spec.Namespace, name, err)
 	}
@@ -207,8 +222,8 @@ func (m *Migrator) waitPod(ctx context.Context, name string, pod *corev1.Pod, wh
 						unschedulableSince = time.Now()
 					}
 					if time.Since(unschedulableSince) > unschedulableFor {
-						return false, "", fmt.Errorf("copy pod %s/%s cannot be scheduled: %s. The new volume must be on a node that can mount the source too; "+
-							"this resource does not copy between nodes over the network", m.Spec.Namespace, name, strings.TrimSuffix(c.Message, "."))
+						return false, "", fmt.Errorf("copy pod %s/%s cannot be scheduled: %s. Without target_node the new volume must be on a node that can mount the source too; "+
+							"set target_node to the node the new volume is to be on to copy between nodes over the network", m.Spec.Namespace, name, strings.TrimSuffix(c.Message, "."))
 					}
 					return false, "unschedulable: " + c.Message, nil
 				}

@@ -66,6 +66,10 @@ type Spec struct {
 	// (Argo CD or Flux self-heal, KEDA, an operator): the plan does not refuse them. The apply
 	// still checks, before the swap, that nothing started the workload again.
 	ControllersPaused bool
+	// TargetNode, when set, is the node the new volume is to be on: the copy's pods run there
+	// (a WaitForFirstConsumer class provisions it there), between nodes when the source is
+	// pinned to another (crossnode.go).
+	TargetNode string
 	// Volume, when set, is the existing volume to move the claim onto in place of a new volume
 	// of StorageClass (then that volume's class): the restore of restore_on_destroy, onto the
 	// source volume a migration kept (RestoreSpec makes it).
@@ -187,6 +191,17 @@ func (m *Migrator) Observe(ctx context.Context) (planInput, error) {
 		return in, fmt.Errorf("namespace %s: %w", m.Spec.Namespace, err)
 	}
 	in.Workloads = inv.Mounting(m.Spec.Namespace, m.Spec.Claim)
+	if in.TargetNode = m.Spec.TargetNode; in.TargetNode != "" && in.Progress.Phase == phaseNone {
+		nodes, err := m.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return in, fmt.Errorf("listing the nodes: %w", err)
+		}
+		for _, n := range nodes.Items {
+			in.Nodes = append(in.Nodes, n.Name)
+			in.TargetNodeFound = in.TargetNodeFound || n.Name == in.TargetNode
+		}
+		sort.Strings(in.Nodes)
+	}
 	in.ControllersPaused = m.Spec.ControllersPaused
 	if in.Progress.Phase == phaseNone && in.Claim != nil {
 		if err := m.observeActors(ctx, inv, &in); err != nil {
@@ -227,8 +242,8 @@ func (m *Migrator) observeRoom(ctx context.Context, in *planInput) error {
 }
 
 // observeHostPath measures the free space under the base path of an OpenEBS hostpath target
-// class on the node the copy runs on: the source volume's node for a local source, else the node
-// the workload's pod runs on (copyNode). Nothing is measured without Measure, for another class,
+// class on the node the new volume is to be on: target_node, else the source volume's node for
+// a local source, else the node the workload's pod runs on (copyNode). Nothing is measured without Measure, for another class,
 // or when no node is known; a measurement that fails is logged and leaves the room unknown (the
 // apply's provisioning then says what is wrong).
 func (m *Migrator) observeHostPath(ctx context.Context, in *planInput) error {
@@ -239,7 +254,10 @@ func (m *Migrator) observeHostPath(ctx context.Context, in *planInput) error {
 	if err != nil || storageType != "hostpath" {
 		return nil //nolint:nilerr // a class OpenEBS itself would reject is for its provisioner to report
 	}
-	where := in.SourceNode
+	where := in.TargetNode
+	if where == "" {
+		where = in.SourceNode
+	}
 	if where == "" {
 		where = copyNode(in.Workloads)
 	}
@@ -391,7 +409,7 @@ func (m *Migrator) beforeSwap(ctx context.Context, claim *corev1.PersistentVolum
 		} else {
 			node := copyNode(ws)
 			m.log("copying while the workload runs", map[string]any{"target_claim": p.TargetClaim, "node": node})
-			out, err := m.runCopy(ctx, modeCopy, p.TargetClaim, node)
+			out, err := m.copyData(ctx, modeCopy, p, node, node)
 			if err != nil {
 				return p, err
 			}
@@ -433,7 +451,7 @@ func (m *Migrator) beforeSwap(ctx context.Context, claim *corev1.PersistentVolum
 		return p, err
 	}
 	m.log("copying the delta and verifying the copy", map[string]any{"target_claim": p.TargetClaim})
-	out, err := m.runCopy(ctx, modeFinal, p.TargetClaim, "")
+	out, err := m.copyData(ctx, modeFinal, p, "", "")
 	if err != nil {
 		return p, err
 	}
@@ -698,8 +716,9 @@ func (m *Migrator) rollback(ctx context.Context, p progress) error {
 	m.log("rolling back", map[string]any{"phase": string(p.Phase)})
 	var errs []error
 	for _, mode := range []string{modeCopy, modeFinal} {
-		errs = append(errs, m.deletePod(ctx, copyPodName(p.TargetClaim, mode)))
+		errs = append(errs, m.deletePod(ctx, copyPodName(p.TargetClaim, mode)), m.deletePod(ctx, daemonPodName(p.TargetClaim, mode)))
 	}
+	errs = append(errs, m.deleteRsyncSecret(ctx, p.TargetClaim))
 	if p.TargetVolume != "" {
 		// A restore's target is the kept source of the migration before, whose recorded
 		// policy is that migration's to give back: only a volume made for this run gets its own.

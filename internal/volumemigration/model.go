@@ -103,6 +103,7 @@ type model struct {
 	Namespace         types.String   `tfsdk:"namespace"`
 	Claim             types.String   `tfsdk:"claim"`
 	StorageClass      types.String   `tfsdk:"storage_class"`
+	TargetNode        types.String   `tfsdk:"target_node"`
 	Size              types.String   `tfsdk:"size"`
 	DeleteSource      types.Bool     `tfsdk:"delete_source"`
 	RestoreOnDestroy  types.Bool     `tfsdk:"restore_on_destroy"`
@@ -128,6 +129,7 @@ func (m model) spec() (Spec, error) {
 		Namespace:    m.Namespace.ValueString(),
 		Claim:        m.Claim.ValueString(),
 		StorageClass: m.StorageClass.ValueString(),
+		TargetNode:   m.TargetNode.ValueString(),
 		DeleteSource: m.DeleteSource.ValueBool(),
 		Image:        m.Image.ValueString(),
 		PullPolicy:   m.ImagePullPolicy.ValueString(),

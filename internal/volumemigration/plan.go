@@ -52,6 +52,11 @@ type planInput struct {
 	Room       *capacity.ClassCapacity
 	Needed     int64
 	SourceNode string
+	// TargetNode is target_node ("": not set); TargetNodeFound says the cluster has it, Nodes
+	// are the names of the nodes it has (read when TargetNode is set).
+	TargetNode      string
+	TargetNodeFound bool
+	Nodes           []string
 	// HostPath is the free space under an OpenEBS hostpath target class's base path on the node
 	// the copy runs on (nil: not measured).
 	HostPath *hostPathRoom
@@ -98,9 +103,12 @@ func checkPlan(in planInput) []problem {
 		out = append(out, problem{"claim", "Claim " + ref + " is a block volume",
 			"Its volumeMode is Block: this resource copies files, so it moves filesystem volumes only. Copy a block volume with a tool that reads the device (dd), or with the backend's own cloning."})
 	}
+	if p := checkTargetNode(in); p != nil {
+		out = append(out, *p)
+	}
 	if in.Class == nil && in.Volume == "" {
 		out = append(out, classMissing(in))
-	} else if volumes.ClassOf(c) == in.StorageClass {
+	} else if volumes.ClassOf(c) == in.StorageClass && (in.TargetNode == "" || in.TargetNode == in.SourceNode) {
 		out = append(out, problem{"storage_class", "Claim " + ref + " is already on StorageClass " + in.StorageClass,
 			"There is nothing to move: the claim's storageClassName is already " + in.StorageClass + "."})
 	}
@@ -136,8 +144,11 @@ func checkRoom(in planInput) *problem {
 	}
 	if a := r.Available; a != nil {
 		stats, where := *a, ""
-		if in.SourceNode != "" {
-			stats, where = r.AvailableByNode[in.SourceNode], " on node "+in.SourceNode+", where the source volume is (the copy pod mounts both)"
+		switch {
+		case in.TargetNode != "":
+			stats, where = r.AvailableByNode[in.TargetNode], " on node "+in.TargetNode+" (target_node)"
+		case in.SourceNode != "":
+			stats, where = r.AvailableByNode[in.SourceNode], " on node "+in.SourceNode+", where the source volume is (the copy pod mounts both; set target_node to move it to another node)"
 		}
 		if stats.LargestBytes < in.Needed {
 			return &problem{"storage_class", "StorageClass " + r.Name + " has no room for the claim",
@@ -159,6 +170,19 @@ func checkRoom(in planInput) *problem {
 		}
 	}
 	return nil
+}
+
+// checkTargetNode refuses a target_node the cluster does not have.
+func checkTargetNode(in planInput) *problem {
+	if in.TargetNode == "" || in.TargetNodeFound {
+		return nil
+	}
+	names := "none"
+	if len(in.Nodes) > 0 {
+		names = strings.Join(in.Nodes, ", ")
+	}
+	return &problem{"target_node", "Node " + in.TargetNode + " not found",
+		fmt.Sprintf("The cluster has no node %q to put the new volume on; its nodes are: %s.", in.TargetNode, names)}
 }
 
 func classMissing(in planInput) problem {

@@ -58,8 +58,9 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 			"`persistentVolumeClaimRetentionPolicy` deletes claims is set to `Retain` in the same update that scales it to zero and given its policy " +
 			"back when it starts; the claim made again keeps its owner references (but a pod's), finalizers and `volumeAttributesClassName` " +
 			"(where the target's driver is the class's). The copy pod " +
-			"runs where it can mount both volumes (a local source pins it, and a `WaitForFirstConsumer` target is provisioned there); when no " +
-			"node can, the apply fails with the pod's scheduling events: volumes are not copied between nodes over the network. " +
+			"runs where it can mount both volumes (a local source pins it, and a `WaitForFirstConsumer` target is provisioned there); with " +
+			"`target_node` on another node than a pinned source, the data is copied between the nodes over the pod network instead (rsync daemon " +
+			"protocol, not encrypted; see `target_node`), with the same phases, verification (every file's checksum, on both ends) and rollback. " +
 			"A `ReadWriteOncePod` claim is copied only while the workload is stopped.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
@@ -84,6 +85,20 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 				MarkdownDescription: "StorageClass to move the claim to. Changing it moves the claim again (replace).",
 				Validators:          []validator.String{validate.DNSSubdomain()},
 				PlanModifiers:       replace,
+			},
+			"target_node": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "Name of the node the new volume is to be on (default: none: where the copy pod runs, the source volume's node for a " +
+					"local source). The copy's pods run there, so a `WaitForFirstConsumer` class provisions the new volume on it; a class of static or " +
+					"`Immediate` volumes must give it one of that node (checked at plan against its Available volumes, and again once the new claim is bound). " +
+					"When the source volume is pinned to another node (local PVs, hostPath, OpenEBS hostpath, local-path), the data is copied between the " +
+					"nodes over the pod network: an rsync daemon pod on this node, reached by its pod IP, and an rsync client pod on the source's node, " +
+					"authenticated with a random password in a Secret the migration makes and removes. The rsync daemon protocol is NOT encrypted: the " +
+					"data crosses the network in the clear. Where NetworkPolicies isolate the namespace, allow the pods labelled `" + labelComponent + "=" +
+					component + "` to reach each other on TCP ports 20000-29999. Checked at plan: the node exists, and with the provider's `ssh` block an " +
+					"OpenEBS hostpath class's free space there. Changing it replaces the resource.",
+				Validators:    []validator.String{validate.DNSSubdomain()},
+				PlanModifiers: replace,
 			},
 			"size": schema.StringAttribute{
 				Optional: true,

@@ -30,6 +30,14 @@ set -u
 # SOURCE and TARGET are for the script's own tests, which run it on directories.
 src=${SOURCE:-/source}
 dst=${TARGET:-/target}
+# REMOTE (rsync://migrate@ADDRESS:PORT, password in RSYNC_PASSWORD): the new volume is on
+# another node, behind rsyncd.sh there; every pass and verification goes through it. The
+# verification compares every file's content on both ends (rsync --checksum: the daemon reads
+# and sums its side, this side its own), with no record (which needs both sides' inodes here).
+remote=${REMOTE:-}
+if [ -n "$remote" ]; then
+	dst=$remote/target
+fi
 mode=$1
 marker=$2
 xa=
@@ -91,7 +99,7 @@ copy() {
 verify() {
 	echo "$marker verify"
 	t=$(now)
-	if [ -n "$excl" ] && [ -s "$dst/$state/verified" ] && changed >"$tmp/changed"; then
+	if [ -n "$excl" ] && [ -z "$remote" ] && [ -s "$dst/$state/verified" ] && changed >"$tmp/changed"; then
 		echo "$marker unchanged $(cat "$tmp/kept")"
 		rsync -aHS ${xa:+"$xa"} --numeric-ids --delete ${excl:+"$excl"} --dry-run --out-format="$marker differs %i %n%L" "$src/" "$dst/" &&
 			rsync -aHS ${xa:+"$xa"} --numeric-ids --checksum --dry-run --files-from="$tmp/changed" --out-format="$marker differs %i %n%L" "$src/" "$dst/"
@@ -119,7 +127,7 @@ snap() {
 # the second the record began in. Nothing is recorded where it cannot be trusted: a filesystem
 # whose ctimes come from another clock, a name with a newline, a source that has STATE itself.
 record() {
-	[ -n "$excl" ] || return 0
+	[ -n "$excl" ] && [ -z "$remote" ] || return 0
 	rm -rf "${dst:?}/$state"
 	local_fs "$src" && local_fs "$dst" || return 0
 	[ -n "$(find "$src/" -name '*
@@ -163,6 +171,22 @@ changed() {
 tmp=$(mktemp -d 2>/dev/null || echo "/tmp/copy.$$")
 mkdir -p "$tmp"
 trap 'rm -rf "$tmp"' EXIT
+# The daemon on the other node may not listen yet (its pod just started): asked for its modules
+# (no password needed) until it answers, for up to a minute.
+if [ -n "$remote" ]; then
+	i=0
+	until rsync "$remote/" >/dev/null 2>&1; do
+		i=$((i + 1))
+		if [ "$i" -ge 120 ]; then
+			rsync "$remote/"
+			rc=$?
+			echo "rsync daemon $remote does not answer" >&2
+			echo "$marker exit $rc"
+			exit "$rc"
+		fi
+		sleep 0.5 2>/dev/null || sleep 1
+	done
+fi
 copy
 rc=$?
 # 24: source files vanished before rsync read them. While the workload runs that is its own
@@ -208,10 +232,18 @@ if [ "$mode" = final ]; then
 		exit "$rc"
 	fi
 fi
-if [ "$mode" = final ] && [ -n "$excl" ]; then
+if [ "$mode" = final ] && [ -n "$excl" ] && [ -z "$remote" ]; then
 	rm -rf "${dst:?}/$state"
 fi
 # The copy on disk before the provider hears of it (the node could fail right after the swap).
-# Not timed with the passes: `rsync -a`, which they are measured against, does not do it.
-sync -f "$dst/." 2>/dev/null || sync
+# Not timed with the passes: `rsync -a`, which they are measured against, does not do it. On
+# another node: the daemon's "sync" module syncs before it answers.
+if [ -n "$remote" ]; then
+	if ! rsync --list-only "$remote/sync/." >/dev/null; then
+		echo "$marker exit 1"
+		exit 1
+	fi
+else
+	sync -f "$dst/." 2>/dev/null || sync
+fi
 echo "$marker exit 0"

@@ -1,0 +1,337 @@
+package volumemigration
+
+// The copy between nodes. A copy pod mounts both volumes, so it needs one node that can mount
+// both; node-local volumes (local PVs, hostPath and OpenEBS hostpath classes, local-path) are
+// each pinned to one node, and a move onto another node has none. Then each side gets a pod on
+// its own node: an rsync daemon (scripts/rsyncd.sh) on the new volume's node mounting the new
+// claim, and on the source's node a client running copy.sh, the source mounted read-only, whose
+// destination is the daemon (REMOTE). They talk over the pod network, the daemon reached by its
+// pod IP (no Service), its port derived from its name (with host_network several migrations may
+// share a node's ports). The client authenticates with a password from a Secret the migration
+// makes (one per migration, found again by name and reused by a resumed run) and removes after
+// the final copy and at a rollback. The daemon protocol is NOT encrypted: the data crosses the
+// network in the clear (the docs say so).
+//
+// The phases do not change: the first copy while the workload runs, the delta and the
+// verification with it stopped; the verification compares every file's content on both ends
+// (rsync --checksum through the daemon: the daemon sums its files, the client the source's),
+// without the record of unchanged files a copy pod keeps (that needs both sides' inodes and
+// ctimes in one place). A resumed run deletes a daemon or client an earlier run left and makes
+// them again; a stale one is removed by sweep like any copy pod (both carry the heartbeat).
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	_ "embed"
+	"encoding/binary"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/volumes"
+)
+
+// rsyncdScript runs in the daemon pod of a copy between nodes (scripts/rsyncd.sh).
+//
+//go:embed scripts/rsyncd.sh
+var rsyncdScript string
+
+const (
+	// rsyncUser is the daemon's one user.
+	rsyncUser = "migrate"
+	// secretKeyPassword holds the password (the client's RSYNC_PASSWORD), secretKeySecrets the
+	// daemon's secrets file ("user:password").
+	secretKeyPassword = "password"
+	secretKeySecrets  = "rsyncd.secrets"
+	secretsMount      = "/etc/clusterstorage-rsync"
+	// The daemon listens on a port in [daemonPortBase, daemonPortBase+daemonPorts).
+	daemonPortBase = 20000
+	daemonPorts    = 10000
+)
+
+// daemonPodName is the name of the daemon pod of a mode.
+func daemonPodName(targetClaim, mode string) string { return targetClaim + "-" + mode + "-rsyncd" }
+
+// rsyncSecretName is the name of the Secret with the daemon's password.
+func rsyncSecretName(targetClaim string) string { return targetClaim + "-rsync" }
+
+// daemonPort is the port of the daemon pod named name.
+func daemonPort(name string) int32 {
+	sum := sha256.Sum256([]byte(name))
+	return daemonPortBase + int32(binary.BigEndian.Uint16(sum[:2])%daemonPorts)
+}
+
+// placement is where the two volumes of a copy are: the node the source is pinned to (or the
+// node the workload mounts it on while it runs) and the node the new volume is (to be) on; ""
+// where any node can mount it.
+type placement struct{ Source, Target string }
+
+// crossNode reports whether no one node can mount both volumes.
+func (pl placement) crossNode() bool {
+	return pl.Source != "" && pl.Target != "" && pl.Source != pl.Target
+}
+
+// place finds where the volumes of the copy are. live is the node the workload mounts the claim
+// on while it runs ("" once it is stopped). With target_node, the new claim, once bound, must be
+// on it: a volume elsewhere (a class of static volumes binding one of another node) fails.
+func (m *Migrator) place(ctx context.Context, p progress, live string) (placement, error) {
+	var pl placement
+	if p.SourceVolume != "" {
+		pv, err := m.Client.CoreV1().PersistentVolumes().Get(ctx, p.SourceVolume, metav1.GetOptions{})
+		if err != nil && !kube.IsNotFound(err) {
+			return pl, fmt.Errorf("reading the source volume %s: %w", p.SourceVolume, err)
+		}
+		if err == nil {
+			pl.Source = m.nodeNamed(ctx, volumes.Node(pv))
+		}
+	}
+	if pl.Source == "" {
+		pl.Source = live
+	}
+	target, err := m.targetVolumeNode(ctx, p.TargetClaim)
+	if err != nil {
+		return pl, err
+	}
+	pl.Target = m.Spec.TargetNode
+	switch {
+	case pl.Target == "":
+		pl.Target = target
+	case target != "" && target != pl.Target:
+		return pl, fmt.Errorf("the new claim %s/%s is bound to a volume on node %s, not on target_node %s: StorageClass %s gave it a volume of another node. "+
+			"Use a class that provisions on the node the claim is used on (WaitForFirstConsumer), or make a volume of the class on %s",
+			m.Spec.Namespace, p.TargetClaim, target, pl.Target, m.Spec.StorageClass, pl.Target)
+	}
+	return pl, nil
+}
+
+// targetVolumeNode is the node the new claim's volume is pinned to: "" while it is not bound
+// (a WaitForFirstConsumer class binds it where its first pod runs) or when any node can mount it.
+// A claim of a class that binds at once (Immediate) is waited for until it is bound.
+func (m *Migrator) targetVolumeNode(ctx context.Context, name string) (string, error) {
+	claim, err := m.claims().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return "", fmt.Errorf("reading the new claim %s/%s: %w", m.Spec.Namespace, name, err)
+	}
+	if m.Spec.Volume != "" {
+		claim.Spec.VolumeName = m.Spec.Volume // a restore: the claim is bound to it by name
+	}
+	if claim.Spec.VolumeName == "" {
+		class, err := m.Client.StorageV1().StorageClasses().Get(ctx, m.Spec.StorageClass, metav1.GetOptions{})
+		if err != nil {
+			return "", nil //nolint:nilerr // the class is the plan's to check; unknown: the copy pod's scheduling decides
+		}
+		if class.VolumeBindingMode != nil && *class.VolumeBindingMode != "Immediate" {
+			return "", nil
+		}
+		claim, err = kube.WaitFor(ctx, m.Client.CoreV1().PersistentVolumeClaims(m.Spec.Namespace), name, claim,
+			kube.Wait{What: "the new claim " + m.Spec.Namespace + "/" + name + " to be bound (StorageClass " + m.Spec.StorageClass + " binds at once)", Timeout: unschedulableFor},
+			func(c *corev1.PersistentVolumeClaim) (bool, string, error) {
+				if c == nil {
+					return false, "", fmt.Errorf("the new claim %s/%s was deleted", m.Spec.Namespace, name)
+				}
+				return c.Spec.VolumeName != "", "phase " + string(c.Status.Phase), nil
+			})
+		if err != nil {
+			return "", err
+		}
+	}
+	pv, err := m.Client.CoreV1().PersistentVolumes().Get(ctx, claim.Spec.VolumeName, metav1.GetOptions{})
+	if err != nil {
+		return "", fmt.Errorf("reading the new volume %s: %w", claim.Spec.VolumeName, err)
+	}
+	return m.nodeNamed(ctx, volumes.Node(pv)), nil
+}
+
+// copyData runs one copy of mode: one copy pod where one node can mount both volumes (node: the
+// one it must run on, ""), else the copy between nodes. live is the workload's node while it
+// runs.
+func (m *Migrator) copyData(ctx context.Context, mode string, p progress, node, live string) (copyOutput, error) {
+	pl, err := m.place(ctx, p, live)
+	if err != nil {
+		return copyOutput{}, err
+	}
+	if !pl.crossNode() {
+		if m.Spec.TargetNode != "" {
+			node = m.Spec.TargetNode
+		}
+		return m.runCopy(ctx, mode, p.TargetClaim, node)
+	}
+	if mode == modeFinal {
+		// The last copy between nodes: its password is not needed after it, whatever its end.
+		defer func() {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+			defer cancel()
+			if err := m.deleteRsyncSecret(cctx, p.TargetClaim); err != nil {
+				m.log("removing the copy's Secret failed", map[string]any{"error": err.Error()})
+			}
+		}()
+	}
+	m.log("copying between nodes over the pod network (rsync daemon protocol: not encrypted)", map[string]any{
+		"mode": mode, "source_node": pl.Source, "target_node": pl.Target})
+	return m.runCross(ctx, mode, p.TargetClaim, pl)
+}
+
+// runCross runs the daemon on the new volume's node and the client on the source's, until the
+// client's script ends; both pods are removed before it returns.
+func (m *Migrator) runCross(ctx context.Context, mode, targetClaim string, pl placement) (copyOutput, error) {
+	secret, err := m.ensureRsyncSecret(ctx, targetClaim)
+	if err != nil {
+		return copyOutput{}, err
+	}
+	name := daemonPodName(targetClaim, mode)
+	if err := m.deletePod(ctx, name); err != nil { // an earlier run's
+		return copyOutput{}, err
+	}
+	port := daemonPort(name)
+	pods := m.Client.CoreV1().Pods(m.Spec.Namespace)
+	daemon, err := pods.Create(ctx, m.daemonPod(name, targetClaim, secret, pl.Target, port, activeDeadline(ctx)), metav1.CreateOptions{})
+	if err != nil {
+		return copyOutput{}, fmt.Errorf("creating the rsync daemon pod %s/%s: %w", m.Spec.Namespace, name, err)
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+		defer cancel()
+		if err := m.deletePod(cctx, name); err != nil {
+			m.log("removing the rsync daemon pod failed", map[string]any{"pod": name, "error": err.Error()})
+		}
+	}()
+	stop := m.heartbeat(ctx, name)
+	defer stop()
+	daemon, err = m.waitPod(ctx, name, daemon, "run", func(p *corev1.Pod) bool {
+		return p.Status.Phase == corev1.PodRunning && p.Status.PodIP != "" || kube.PodFinished(p)
+	})
+	if err != nil {
+		return copyOutput{}, m.explain(ctx, err, name, targetClaim)
+	}
+	if kube.PodFinished(daemon) {
+		return copyOutput{}, fmt.Errorf("the rsync daemon pod %s/%s on node %s ended (%s) before the copy: %s", m.Spec.Namespace, name, daemon.Spec.NodeName,
+			daemon.Status.Phase, m.podLog(ctx, name))
+	}
+	m.log("rsync daemon running", map[string]any{"pod": name, "node": daemon.Spec.NodeName, "address": daemon.Status.PodIP, "port": port})
+	marker := newMarker()
+	client := m.clientPod(copyPodName(targetClaim, mode), mode, marker, targetClaim, secret, pl.Source,
+		"rsync://"+rsyncUser+"@"+net.JoinHostPort(daemon.Status.PodIP, strconv.Itoa(int(port))), activeDeadline(ctx))
+	out, err := m.runPod(ctx, mode, targetClaim, client, marker)
+	if err != nil {
+		return out, fmt.Errorf("%w\n\nThe rsync daemon's log (pod %s/%s on node %s):\n%s", err, m.Spec.Namespace, name, daemon.Spec.NodeName, m.podLog(ctx, name))
+	}
+	return out, nil
+}
+
+// podLog is the last lines of a pod's log, or why it could not be read.
+func (m *Migrator) podLog(ctx context.Context, name string) string {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	limit := int64(64 << 10)
+	b, err := m.Client.CoreV1().Pods(m.Spec.Namespace).GetLogs(name, &corev1.PodLogOptions{LimitBytes: &limit}).DoRaw(ctx)
+	if err != nil {
+		return "(not read: " + err.Error() + ")"
+	}
+	return lastLines(string(b), 20)
+}
+
+// daemonPod is the copy pod's image, security context and resources, mounting the new claim
+// (and the Secret) only, on node, running rsyncdScript on port. It also has SYS_CHROOT (in Pod
+// Security's baseline set): the daemon chroots into the volume.
+func (m *Migrator) daemonPod(name, targetClaim, secret, node string, port int32, activeDeadline int64) *corev1.Pod {
+	p := m.copyPod(name, "rsyncd", "", targetClaim, node, activeDeadline)
+	c := &p.Spec.Containers[0]
+	c.Name = "rsyncd"
+	c.Command = []string{"sh", "-c", rsyncdScript, "rsyncd.sh", strconv.Itoa(int(port)), secretsMount + "/" + secretKeySecrets}
+	c.SecurityContext.Capabilities.Add = append(c.SecurityContext.Capabilities.Add, "SYS_CHROOT")
+	c.VolumeMounts = []corev1.VolumeMount{
+		{Name: "target", MountPath: targetMount},
+		{Name: "secret", MountPath: secretsMount, ReadOnly: true},
+	}
+	mode := int32(0o400)
+	p.Spec.Volumes = []corev1.Volume{
+		p.Spec.Volumes[1],
+		{Name: "secret", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName: secret, DefaultMode: &mode, Items: []corev1.KeyToPath{{Key: secretKeySecrets, Path: secretKeySecrets}},
+		}}},
+	}
+	return p
+}
+
+// clientPod is a copy pod that mounts the source only and copies to the daemon at remote
+// (rsync://user@address:port), the password from the Secret.
+func (m *Migrator) clientPod(name, mode, marker, targetClaim, secret, node, remote string, activeDeadline int64) *corev1.Pod {
+	p := m.copyPod(name, mode, marker, targetClaim, node, activeDeadline)
+	c := &p.Spec.Containers[0]
+	c.VolumeMounts = c.VolumeMounts[:1]
+	c.Env = []corev1.EnvVar{
+		{Name: "REMOTE", Value: remote},
+		{Name: "RSYNC_PASSWORD", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+			LocalObjectReference: corev1.LocalObjectReference{Name: secret}, Key: secretKeyPassword}}},
+	}
+	p.Spec.Volumes = p.Spec.Volumes[:1]
+	return p
+}
+
+// ensureRsyncSecret returns the name of the migration's Secret with the daemon's password,
+// making it (a random password) unless an earlier run did.
+func (m *Migrator) ensureRsyncSecret(ctx context.Context, targetClaim string) (string, error) {
+	name := rsyncSecretName(targetClaim)
+	secrets := m.Client.CoreV1().Secrets(m.Spec.Namespace)
+	s, err := secrets.Get(ctx, name, metav1.GetOptions{})
+	switch {
+	case err == nil:
+		if s.Labels[labelComponent] != component || s.Annotations[AnnotationMigratedTo] != m.ref() || len(s.Data[secretKeyPassword]) == 0 {
+			return "", fmt.Errorf("Secret %s/%s exists and is not this migration's: the copy between nodes needs that name; rename or remove it", m.Spec.Namespace, name)
+		}
+		return name, nil
+	case !kube.IsNotFound(err):
+		return "", fmt.Errorf("reading Secret %s/%s: %w", m.Spec.Namespace, name, err)
+	}
+	password := rand.Text()
+	immutable := true
+	_, err = secrets.Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: name, Namespace: m.Spec.Namespace,
+			Labels:      map[string]string{labelManagedBy: managedBy, labelComponent: component},
+			Annotations: map[string]string{AnnotationMigratedTo: m.ref()},
+		},
+		Immutable: &immutable,
+		Type:      corev1.SecretTypeOpaque,
+		Data: map[string][]byte{
+			secretKeyPassword: []byte(password),
+			secretKeySecrets:  []byte(rsyncUser + ":" + password + "\n"),
+		},
+	}, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		return m.ensureRsyncSecret(ctx, targetClaim)
+	}
+	if err != nil {
+		return "", fmt.Errorf("creating Secret %s/%s for the copy between nodes: %w", m.Spec.Namespace, name, err)
+	}
+	m.log("made the Secret of the copy between nodes", map[string]any{"secret": name})
+	return name, nil
+}
+
+// deleteRsyncSecret removes the migration's Secret (only when it is the migration's).
+func (m *Migrator) deleteRsyncSecret(ctx context.Context, targetClaim string) error {
+	name := rsyncSecretName(targetClaim)
+	secrets := m.Client.CoreV1().Secrets(m.Spec.Namespace)
+	s, err := secrets.Get(ctx, name, metav1.GetOptions{})
+	if kube.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading Secret %s/%s: %w", m.Spec.Namespace, name, err)
+	}
+	if s.Labels[labelComponent] != component || s.Annotations[AnnotationMigratedTo] != m.ref() {
+		return nil // not the migration's: never deleted
+	}
+	uid := s.UID
+	if err := secrets.Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}); err != nil && !kube.IsNotFound(err) {
+		return fmt.Errorf("deleting Secret %s/%s: %w", m.Spec.Namespace, name, err)
+	}
+	return nil
+}
