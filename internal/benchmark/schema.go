@@ -90,9 +90,7 @@ func (d *DataSource) Schema(ctx context.Context, _ datasource.SchemaRequest, res
 		// The fio job.
 		"profile": schema.StringAttribute{
 			Optional: true, Computed: true,
-			MarkdownDescription: "The fio job to start from (default: `" + fio.DefaultProfile + "`): `database` (8k random I/O, 70 % reads, iodepth 16, libaio, " +
-				"200M file, 60 s, O_DIRECT), `random_read` and `random_write` (4k, iodepth 64), `sequential_read` and `sequential_write` (1M, iodepth 16), " +
-				"`latency` (4k random, half reads, iodepth 1) and `fsync` (8k sequential writes, each followed by fdatasync, iodepth 1, as a database WAL). " +
+			MarkdownDescription: "The fio job to start from (default: `" + fio.DefaultProfile + "`): " + fio.ProfilesMarkdown() + ". " +
 				"Every other fio attribute overrides the profile's value.",
 			Validators: []validator.String{stringvalidator.OneOf(fio.ProfileNames()...)},
 		},

@@ -71,3 +71,30 @@ func TestProfileUnknown(t *testing.T) {
 		t.Error("error does not list the default profile")
 	}
 }
+
+// TestProfilesMarkdown: the description of the `profile` attribute names every profile, in the
+// table's order, neighbours with the same summary together.
+func TestProfilesMarkdown(t *testing.T) {
+	want := "`database` (8k random I/O, 70 % reads, iodepth 16, libaio, 200M file, 60 s, O_DIRECT), " +
+		"`random_read` and `random_write` (4k, iodepth 64), `sequential_read` and `sequential_write` (1M, iodepth 16), " +
+		"`latency` (4k random, half reads, iodepth 1) and `fsync` (8k sequential writes, each followed by fdatasync, iodepth 1, as a database WAL)"
+	if got := ProfilesMarkdown(); got != want {
+		t.Errorf("ProfilesMarkdown() =\n%s\nwant\n%s", got, want)
+	}
+	for _, p := range profiles {
+		if p.summary == "" {
+			t.Errorf("profile %q has no summary", p.name)
+		}
+		if !strings.Contains(ProfilesMarkdown(), "`"+p.name+"`") {
+			t.Errorf("profile %q is not in the description", p.name)
+		}
+	}
+	for _, tc := range []struct {
+		in   []string
+		want string
+	}{{nil, ""}, {[]string{"a"}, "a"}, {[]string{"a", "b"}, "a and b"}, {[]string{"a", "b", "c"}, "a, b and c"}} {
+		if got := joinAnd(tc.in); got != tc.want {
+			t.Errorf("joinAnd(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
