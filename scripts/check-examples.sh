@@ -30,4 +30,5 @@ for cli in $TEST_CLIS; do
 	log "examples: $cli validate (${#dirs[@]} directories)"
 done
 # validate leaves nothing but a possible .terraform.lock.hcl, which dev_overrides do not write.
+scripts/check-mirror.sh || failed=1
 exit "$failed"
