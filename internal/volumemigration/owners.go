@@ -9,6 +9,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 
@@ -42,67 +43,33 @@ type workload struct {
 	retention **appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy
 }
 
-// edit reads an owner, lets change edit it, and writes it back, again on a conflict. A
-// workload that is gone is no error: there is nothing to stop or start.
+// edit reads an owner, lets change edit it, and writes it back, again on a conflict (another
+// actor wrote the workload between the read and the write: the change is made again on what it
+// wrote). A workload that is gone is no error: there is nothing to stop or start.
 func (m *Migrator) edit(ctx context.Context, o owner, change func(w workload) (bool, error)) error {
 	ns := m.Spec.Namespace
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		switch o.Kind {
 		case volumes.KindDeployment:
-			c := m.Client.AppsV1().Deployments(ns)
-			obj, err := c.Get(ctx, o.Name, metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
-			if write, err := change(workload{meta: &obj.ObjectMeta, replicas: &obj.Spec.Replicas}); err != nil || !write {
-				return err
-			}
-			_, err = c.Update(ctx, obj, metav1.UpdateOptions{})
-			return err
+			return getChangeUpdate(ctx, m.Client.AppsV1().Deployments(ns), o.Name, change, func(d *appsv1.Deployment) workload {
+				return workload{meta: &d.ObjectMeta, replicas: &d.Spec.Replicas}
+			})
 		case volumes.KindStatefulSet:
-			c := m.Client.AppsV1().StatefulSets(ns)
-			obj, err := c.Get(ctx, o.Name, metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
-			if write, err := change(workload{meta: &obj.ObjectMeta, replicas: &obj.Spec.Replicas, retention: &obj.Spec.PersistentVolumeClaimRetentionPolicy}); err != nil || !write {
-				return err
-			}
-			_, err = c.Update(ctx, obj, metav1.UpdateOptions{})
-			return err
+			return getChangeUpdate(ctx, m.Client.AppsV1().StatefulSets(ns), o.Name, change, func(s *appsv1.StatefulSet) workload {
+				return workload{meta: &s.ObjectMeta, replicas: &s.Spec.Replicas, retention: &s.Spec.PersistentVolumeClaimRetentionPolicy}
+			})
 		case volumes.KindReplicaSet:
-			c := m.Client.AppsV1().ReplicaSets(ns)
-			obj, err := c.Get(ctx, o.Name, metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
-			if write, err := change(workload{meta: &obj.ObjectMeta, replicas: &obj.Spec.Replicas}); err != nil || !write {
-				return err
-			}
-			_, err = c.Update(ctx, obj, metav1.UpdateOptions{})
-			return err
+			return getChangeUpdate(ctx, m.Client.AppsV1().ReplicaSets(ns), o.Name, change, func(r *appsv1.ReplicaSet) workload {
+				return workload{meta: &r.ObjectMeta, replicas: &r.Spec.Replicas}
+			})
 		case volumes.KindJob:
-			c := m.Client.BatchV1().Jobs(ns)
-			obj, err := c.Get(ctx, o.Name, metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
-			if write, err := change(workload{meta: &obj.ObjectMeta, suspend: &obj.Spec.Suspend}); err != nil || !write {
-				return err
-			}
-			_, err = c.Update(ctx, obj, metav1.UpdateOptions{})
-			return err
+			return getChangeUpdate(ctx, m.Client.BatchV1().Jobs(ns), o.Name, change, func(j *batchv1.Job) workload {
+				return workload{meta: &j.ObjectMeta, suspend: &j.Spec.Suspend}
+			})
 		case volumes.KindCronJob:
-			c := m.Client.BatchV1().CronJobs(ns)
-			obj, err := c.Get(ctx, o.Name, metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
-			if write, err := change(workload{meta: &obj.ObjectMeta, suspend: &obj.Spec.Suspend}); err != nil || !write {
-				return err
-			}
-			_, err = c.Update(ctx, obj, metav1.UpdateOptions{})
-			return err
+			return getChangeUpdate(ctx, m.Client.BatchV1().CronJobs(ns), o.Name, change, func(c *batchv1.CronJob) workload {
+				return workload{meta: &c.ObjectMeta, suspend: &c.Spec.Suspend}
+			})
 		}
 		return fmt.Errorf("%s/%s mounts claim %s and cannot be scaled by this resource", o.Kind, o.Name, m.ref())
 	})
@@ -113,6 +80,26 @@ func (m *Migrator) edit(ctx context.Context, o owner, change func(w workload) (b
 		return fmt.Errorf("%s/%s in %s: %w", o.Kind, o.Name, ns, err)
 	}
 	return nil
+}
+
+// getUpdater is the part of a typed client-go client of one kind that edit uses.
+type getUpdater[T any] interface {
+	Get(ctx context.Context, name string, opts metav1.GetOptions) (T, error)
+	Update(ctx context.Context, obj T, opts metav1.UpdateOptions) (T, error)
+}
+
+// getChangeUpdate reads the object name through c, lets change edit the workload view shows of
+// it, and writes it back when change says so. One attempt: edit retries it on a conflict.
+func getChangeUpdate[T any](ctx context.Context, c getUpdater[T], name string, change func(workload) (bool, error), view func(T) workload) error {
+	obj, err := c.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	if write, err := change(view(obj)); err != nil || !write {
+		return err
+	}
+	_, err = c.Update(ctx, obj, metav1.UpdateOptions{})
+	return err
 }
 
 func stopRecordOf(meta *metav1.ObjectMeta) (*stopRecord, error) {
