@@ -289,8 +289,8 @@ func (e *contradictionError) Error() string {
 
 // sameValues compares two values trees as Helm stores them (JSON), so 3 and 3.0 are equal.
 // withoutUnsetDefaults is want without the keys of the table (keys) that live (a release's
-// user-supplied values) does not set and that hold their default: what the typed settings render
-// at their defaults (defaults), else the chart's default. A release the helm CLI installed with
+// user-supplied values) does not set and that hold a default: what the typed settings render at
+// their defaults (defaults), or the chart's default, which is what the release has. A release the helm CLI installed with
 // the chart's defaults is imported with every typed setting read back, and the values those
 // render are not drift: an upgrade to them would change nothing but the revision. Maps left
 // empty go too. want itself is not changed.
@@ -308,13 +308,14 @@ func withoutUnsetDefaults(want, live, defaults map[string]any, keys []valueKey) 
 		if !ok {
 			def = k.Default
 		}
-		if def == nil {
-			continue
-		}
 		if _, set := lookupPath(live, k.Key); set {
 			continue
 		}
-		if v, ok := lookupPath(out, k.Key); ok && fmt.Sprint(v) == fmt.Sprint(def) {
+		// Unset, the release has the chart's default (k.Default): wanting that is no drift
+		// either, as after importing a release installed with the chart's defaults whose
+		// default differs from the typed setting's (OpenEBS's engines, Mayastor's loki-stack).
+		if v, ok := lookupPath(out, k.Key); ok && ((def != nil && fmt.Sprint(v) == fmt.Sprint(def)) ||
+			(k.Default != nil && fmt.Sprint(v) == fmt.Sprint(k.Default))) {
 			deletePath(out, strings.Split(k.Key, "."))
 			pruned = true
 		}
