@@ -16,8 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/acctest"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/acctest/benchtest"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/benchmark"
-	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/benchmark/benchtest"
 )
 
 // TestAccStorageBenchmark_onThirdNode: node = node 3 with a local volume on node 3's data disk:

@@ -10,7 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/acctest"
-	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/benchmark/benchtest"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/acctest/benchtest"
 )
 
 // TestAccStorageBenchmark_rbac runs a benchmark of a class (a claim, a pod, its log, the static

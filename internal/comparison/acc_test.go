@@ -15,7 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/acctest"
-	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/benchmark/benchtest"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/acctest/benchtest"
 )
 
 const cmpAddr = "data.clusterstorage_storage_comparison.test"

@@ -11,7 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/acctest"
-	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/benchmark/benchtest"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/acctest/benchtest"
 )
 
 // TestAccStorageComparison_rbacCached compares a local-volume class with the node's disk (over

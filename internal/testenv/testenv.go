@@ -1,6 +1,6 @@
 // Package testenv holds what tests of every package share about the machine they run on, and a
 // local volume on it. It imports nothing of this project, so any package's tests can use it, and
-// so can the fixture packages tests import (benchmark/benchtest).
+// so can the fixture packages tests import (acctest/benchtest).
 package testenv
 
 import (

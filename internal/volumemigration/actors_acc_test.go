@@ -18,7 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/acctest"
-	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/benchmark/benchtest"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/acctest/benchtest"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/volumemigration"
 )

@@ -55,7 +55,7 @@ func (e *Env) NeedLocalPath() {
 	if !found {
 		t.Skipf("image %s is not on node %s: tools/kube/cluster.sh up builds it when tools/kube/localpath exists", image, e.Node)
 	}
-	manifest, err := os.ReadFile(filepath.Join(acctest.RepoRoot(), "internal", "benchmark", "benchtest", "testdata", "local-path-provisioner.yaml"))
+	manifest, err := os.ReadFile(filepath.Join(acctest.RepoRoot(), "internal", "acctest", "benchtest", "testdata", "local-path-provisioner.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
