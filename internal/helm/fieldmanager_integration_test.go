@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -11,12 +14,14 @@ import (
 
 	"helm.sh/helm/v4/pkg/chart/common"
 	chart "helm.sh/helm/v4/pkg/chart/v2"
+	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
 	helmkube "helm.sh/helm/v4/pkg/kube"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/acctest"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/helm"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
 )
@@ -228,4 +233,86 @@ func TestIntegrationScaledReplicasAreLeftToTheirManager(t *testing.T) {
 		t.Errorf("the upgrade applied replicas:\n%s", st.Manifest)
 	}
 	wantDrift(ctx, t, k.c, st)
+}
+
+// helmCLIInstall installs fieldChart(version) as release fm of k's namespace with the helm CLI
+// of the provider's Helm version (tools/helm, built into bin/helm when missing), as a person
+// does before adopting the release: Helm 4's CLI applies server-side as manager "helm".
+func helmCLIInstall(t *testing.T, k *cluster, version string) {
+	t.Helper()
+	root := acctest.RepoRoot()
+	build := exec.Command(filepath.Join(root, "tools", "build-tool.sh"), "helm")
+	build.Env = append(os.Environ(), "ROOT="+root)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the helm CLI (tools/helm): %v\n%s", err, out)
+	}
+	_ = fieldRelease(t, k, version) // uninstalled at the end of the test
+	dir := t.TempDir()
+	if err := chartutil.SaveDir(fieldChart(version), dir); err != nil {
+		t.Fatal(err)
+	}
+	home := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(root, "bin", "helm"), "install", "fm", filepath.Join(dir, "fm"),
+		"--namespace", k.ns, "--create-namespace", "--kubeconfig", os.Getenv("KUBECONFIG"), "--wait", "--timeout", "1m")
+	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+filepath.Join(home, "cache"),
+		"HELM_CONFIG_HOME="+filepath.Join(home, "config"), "HELM_DATA_HOME="+filepath.Join(home, "data"))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("helm install: %v\n%s", err, out)
+	}
+}
+
+// droppedFieldsAfterUpgrade upgrades release fm to fieldChart 2.0.0 through the provider's client
+// (adopted or not) and returns the annotation and env var 1.0.0 set and 2.0.0 drops that are
+// still on the live Deployment, and its managers.
+func droppedFieldsAfterUpgrade(t *testing.T, k *cluster, adopted bool) (left, mgrs []string) {
+	t.Helper()
+	ctx := context.Background()
+	rel := fieldRelease(t, k, "2.0.0")
+	rel.Adopted = adopted
+	if _, err := k.c.Upgrade(ctx, rel); err != nil {
+		t.Fatal(err)
+	}
+	d, err := k.cs.AppsV1().Deployments(k.ns).Get(ctx, "fm", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := d.Annotations["dropped-in-2"]; ok {
+		left = append(left, "annotation dropped-in-2")
+	}
+	for _, e := range d.Spec.Template.Spec.Containers[0].Env {
+		if e.Name == "DROPPED_IN_2" {
+			left = append(left, "env DROPPED_IN_2")
+		}
+	}
+	return left, managers(d)
+}
+
+// TestIntegrationAdoptionTakesOverHelmCLIFields: a release installed with the helm CLI (manager
+// "helm") and adopted is upgraded, as the first upgrade after an import does (Release.Adopted),
+// to a chart that drops an annotation and an env var: both are removed and the provider's manager
+// owns what "helm" did. The same upgrade of a release the provider did not adopt leaves the
+// helm CLI's fields to it: the dropped fields stay, still owned by "helm".
+func TestIntegrationAdoptionTakesOverHelmCLIFields(t *testing.T) {
+	for _, adopted := range []bool{true, false} {
+		t.Run(fmt.Sprintf("adopted=%t", adopted), func(t *testing.T) {
+			k := needCluster(t)
+			helmCLIInstall(t, k, "1.0.0")
+			d, err := k.cs.AppsV1().Deployments(k.ns).Get(context.Background(), "fm", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m := managers(d); !slices.Equal(m, []string{helm.HelmCLIManager + " Apply"}) {
+				t.Fatalf("after helm install the Deployment's managers are %q, want [helm Apply]", m)
+			}
+			left, mgrs := droppedFieldsAfterUpgrade(t, k, adopted)
+			switch {
+			case adopted && (len(left) > 0 || slices.Contains(mgrs, helm.HelmCLIManager+" Apply") || !slices.Contains(mgrs, kube.FieldManager+" Apply")):
+				t.Errorf("after the adopting upgrade: left %q, managers %q; want nothing left, owned by %s", left, mgrs, kube.FieldManager)
+			case !adopted && (len(left) != 2 || !slices.Contains(mgrs, helm.HelmCLIManager+" Apply")):
+				t.Errorf("after an upgrade without adoption: left %q, managers %q; want both fields kept by helm", left, mgrs)
+			}
+		})
+	}
 }
