@@ -45,7 +45,9 @@ func TestStrandedBy(t *testing.T) {
 		"replicated": map[string]any{"mayastor": map[string]any{"enabled": true}},
 		"local":      map[string]any{"lvm": map[string]any{"enabled": true}, "zfs": map[string]any{"enabled": true}},
 	}}
-	v2 := func(on any) map[string]any { return map[string]any{"defaultSettings": map[string]any{"v2DataEngine": on}} }
+	v2 := func(on any) map[string]any {
+		return map[string]any{"defaultSettings": map[string]any{"v2DataEngine": on}}
+	}
 	longhornChart := map[string]any{"defaultSettings": map[string]any{"v2DataEngine": nil}} // the real charts' ~
 
 	for _, tc := range []struct {
