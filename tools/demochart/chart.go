@@ -93,7 +93,7 @@ func Render(w io.Writer, targets []Target, title string, format Format) error {
 
 	// White background for viewers that show transparency.
 	dc.SetColor(color.White)
-	dc.Fill(dc.Rectangle.Path())
+	dc.Fill(dc.Path())
 
 	// Overall title across the top.
 	ts := text.Style{
@@ -108,6 +108,9 @@ func Render(w io.Writer, targets []Target, title string, format Format) error {
 	dc.FillText(ts, vg.Point{X: dc.Center().X, Y: dc.Max.Y - pad}, title)
 	body := dc
 	body.Max.Y -= ts.Rectangle(title).Size().Y + 2*pad
+	// One legend for all panels, under the title and outside every plotting area, so it
+	// never covers a bar.
+	body.Max.Y -= drawLegend(dc, body.Max.Y) + pad
 
 	tiles := draw.Tiles{Rows: 1, Cols: 3, PadX: vg.Points(18), PadLeft: pad, PadRight: pad, PadBottom: pad}
 	plots := [][]*plot.Plot{{iops, lat, mem}}
@@ -120,6 +123,44 @@ func Render(w io.Writer, targets []Target, title string, format Format) error {
 		return fmt.Errorf("write image: %w", err)
 	}
 	return nil
+}
+
+// legendEntries are the legend's swatches and words, left to right.
+var legendEntries = []struct {
+	color color.Color
+	label string
+}{
+	{readColor, "read"},
+	{writeColor, "write"},
+	{memColor, "memory"},
+}
+
+// legendNote explains the whiskers, after the swatches.
+const legendNote = "bars: median of the rounds; whiskers: lowest and highest round"
+
+// drawLegend draws the legend centred on one line whose top is at top, and returns its height.
+func drawLegend(dc draw.Canvas, top vg.Length) vg.Length {
+	ts := text.Style{Color: color.Black, Font: font.From(plot.DefaultFont, 11), XAlign: draw.XLeft, YAlign: draw.YCenter, Handler: plot.DefaultTextHandler}
+	height := ts.Rectangle("Xg").Size().Y
+	swatch, gap := height*0.8, vg.Points(5)
+	widths := make([]vg.Length, len(legendEntries))
+	total := ts.Rectangle(legendNote).Size().X
+	for i, e := range legendEntries {
+		widths[i] = swatch + gap + ts.Rectangle(e.label).Size().X + 3*gap
+		total += widths[i]
+	}
+	x := dc.Center().X - total/2
+	y := top - height/2
+	for i, e := range legendEntries {
+		dc.SetColor(e.color)
+		dc.Fill(vg.Rectangle{Min: vg.Point{X: x, Y: y - swatch/2}, Max: vg.Point{X: x + swatch, Y: y + swatch/2}}.Path())
+		dc.FillText(ts, vg.Point{X: x + swatch + gap, Y: y}, e.label)
+		x += widths[i]
+	}
+	note := ts
+	note.Color = color.Gray{Y: 0x55}
+	dc.FillText(note, vg.Point{X: x, Y: y}, legendNote)
+	return height
 }
 
 // panelDataWidth is roughly the width of one panel's data area; bars are
@@ -176,9 +217,6 @@ func groupedPanel(title, unit string, names []string, read, write series, format
 		}
 		p.Add(rl, wl)
 	}
-	p.Legend.Add("read", rb)
-	p.Legend.Add("write", wb)
-	p.Legend.Top = true
 	setYMax(p, read.top(), write.top())
 	return p, nil
 }
@@ -235,17 +273,46 @@ func newPanel(title, unit string, names []string) *plot.Plot {
 	grid := plotter.NewGrid()
 	grid.Vertical.Color = nil // bars mark the targets; only value lines help
 	p.Add(grid)
-	p.NominalX(names...)
 	// Half a slot either side, so the outer bars do not touch the axes and
 	// the grid lines span the whole panel.
 	p.X.Min, p.X.Max = -0.5, float64(len(names))-0.5
-	if len(names) > 2 {
-		// Tilt long target names so neighbours do not overlap.
-		p.X.Tick.Label.Rotation = math.Pi / 9
+	p.X.Tick.Label.Font.Size = 10
+	labels := make([]string, len(names))
+	for i, n := range names {
+		labels[i] = wrapLabel(n)
+	}
+	if widestLine(p.X.Tick.Label, labels) > 0.9*panelDataWidth/vg.Length(len(names)) {
+		// Wider than a slot even on two lines: one line each, tilted steeply enough
+		// that neighbours cannot touch (at 45 degrees, lines one slot apart are a slot
+		// times sin 45 apart, more than a line's height).
+		labels = names
+		p.X.Tick.Label.Rotation = math.Pi / 4
 		p.X.Tick.Label.XAlign = draw.XRight
 		p.X.Tick.Label.YAlign = draw.YCenter
 	}
+	p.NominalX(labels...)
 	return p
+}
+
+// wrapLabel puts each comma-separated part of a target name on a line of its own
+// ("disk, node 1" -> "disk\nnode 1"), so labels take half the width.
+func wrapLabel(name string) string {
+	parts := strings.Split(name, ",")
+	for i, p := range parts {
+		parts[i] = strings.TrimSpace(p)
+	}
+	return strings.Join(parts, "\n")
+}
+
+// widestLine is the width of the widest line of labels in style ts.
+func widestLine(ts text.Style, labels []string) vg.Length {
+	var w vg.Length
+	for _, l := range labels {
+		for _, line := range strings.Split(l, "\n") {
+			w = max(w, ts.Rectangle(line).Size().X)
+		}
+	}
+	return w
 }
 
 func bars(vals plotter.Values, c color.Color, width, offset vg.Length) (*plotter.BarChart, error) {
@@ -278,7 +345,7 @@ func valueLabels(vals, at plotter.Values, offset vg.Length, format func(float64)
 	return l, nil
 }
 
-// setYMax leaves headroom above the tallest bar for its label and the legend.
+// setYMax leaves headroom above the tallest bar for its label.
 func setYMax(p *plot.Plot, series ...plotter.Values) {
 	maxV := 0.0
 	for _, s := range series {
@@ -289,7 +356,7 @@ func setYMax(p *plot.Plot, series ...plotter.Values) {
 	if maxV <= 0 {
 		maxV = 1
 	}
-	p.Y.Max = maxV * 1.22
+	p.Y.Max = maxV * 1.12
 }
 
 func fmtCount(v float64) string {

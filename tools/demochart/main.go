@@ -15,7 +15,7 @@ const defaultTitle = "fio database profile (8k random, 70% reads, iodepth 16)"
 
 func main() {
 	if err := run(os.Args[1:], os.Stdin, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "demochart:", err)
+		_, _ = fmt.Fprintln(os.Stderr, "demochart:", err)
 		os.Exit(1)
 	}
 }
@@ -26,7 +26,7 @@ func run(args []string, stdin io.Reader, stderr io.Writer) error {
 	out := fs.String("o", "", "output image file (required); PNG if it ends in .png, SVG otherwise")
 	title := fs.String("title", defaultTitle, "chart title")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: terraform output -json chart_data | demochart -o chart.svg [-title TEXT]")
+		_, _ = fmt.Fprintln(stderr, "usage: terraform output -json chart_data | demochart -o chart.svg [-title TEXT]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -54,9 +54,9 @@ func writeChart(out string, targets []Target, title string) error {
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name())
+	defer func() { _ = os.Remove(tmp.Name()) }()
 	if err := Render(tmp, targets, title, FormatFor(out)); err != nil {
-		tmp.Close()
+		_ = tmp.Close()
 		return err
 	}
 	if err := tmp.Close(); err != nil {

@@ -2,10 +2,13 @@ package main
 
 import (
 	"bytes"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"gonum.org/v1/plot/vg"
 )
 
 const sample = `{
@@ -132,5 +135,38 @@ func TestRangeBars(t *testing.T) {
 	  "read_latency_ms_min": 0.9, "read_latency_ms_max": 1, "write_latency_ms_min": 1.5, "write_latency_ms_max": 2}}`)
 	if got, want := strings.Count(ranged, "<path")-strings.Count(plain, "<path"), 4*3; got != want {
 		t.Errorf("range bars added %d paths, want %d (4 ranges of 3 strokes)", got, want)
+	}
+}
+
+// The x labels of the last demo's seven targets never overlap: wrapped at the comma when that
+// fits a slot, else one line each at 45 degrees; no panel carries a legend over its bars.
+func TestLabelsAndLegend(t *testing.T) {
+	if got := wrapLabel("local PV, node 3"); got != "local PV\nnode 3" {
+		t.Errorf("wrapLabel = %q", got)
+	}
+	demo := []string{"OpenEBS hostpath, node 1", "disk, node 1", "disk, node 2", "disk, node 3", "local PV, node 1", "local PV, node 2", "local PV, node 3"}
+	p := newPanel("IOPS", "IOPS", demo)
+	if p.X.Tick.Label.Rotation == 0 {
+		t.Errorf("seven long names are not tilted")
+	}
+	slot := panelDataWidth / vg.Length(len(demo))
+	if h := p.X.Tick.Label.Rectangle("Xg").Size().Y; slot*vg.Length(math.Sin(p.X.Tick.Label.Rotation)) <= h {
+		t.Errorf("tilted labels one slot (%v) apart overlap: line height %v", slot, h)
+	}
+	few := newPanel("IOPS", "IOPS", []string{"disk, node 1", "local PV, node 1"})
+	if few.X.Tick.Label.Rotation != 0 {
+		t.Errorf("two short names tilted")
+	}
+	var targets []Target
+	for _, n := range demo {
+		targets = append(targets, Target{Name: n, Metrics: Metrics{ReadIOPS: 1000, WriteIOPS: 500}})
+	}
+	var b bytes.Buffer
+	if err := Render(&b, targets, "t", SVG); err != nil {
+		t.Fatal(err)
+	}
+	// One legend line for the figure: "write" appears once, not in each panel.
+	if !strings.Contains(b.String(), legendNote) || strings.Count(b.String(), ">write<") != 1 {
+		t.Errorf("the chart's legend: note %v, %d times \"write\"", strings.Contains(b.String(), legendNote), strings.Count(b.String(), ">write<"))
 	}
 }
