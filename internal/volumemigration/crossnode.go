@@ -195,7 +195,11 @@ func (m *Migrator) runCross(ctx context.Context, mode, targetClaim string, pl pl
 	if err != nil {
 		return copyOutput{}, fmt.Errorf("creating the rsync daemon pod %s/%s: %w", m.Spec.Namespace, name, err)
 	}
+	killed := false
 	defer func() {
+		if killed {
+			return
+		}
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 		defer cancel()
 		if err := m.deletePod(cctx, name); err != nil {
@@ -218,6 +222,10 @@ func (m *Migrator) runCross(ctx context.Context, mode, targetClaim string, pl pl
 	marker := newMarker()
 	client := m.clientPod(copyPodName(targetClaim, mode), mode, marker, targetClaim, secret, pl.Source,
 		"rsync://"+rsyncUser+"@"+net.JoinHostPort(daemon.Status.PodIP, strconv.Itoa(int(port))), activeDeadline(ctx))
+	if m.killInCrossCopy && mode == modeCopy {
+		killed = true
+		return copyOutput{}, m.killInCopy(ctx, client)
+	}
 	out, err := m.runPod(ctx, mode, targetClaim, client, marker)
 	if err != nil {
 		return out, fmt.Errorf("%w\n\nThe rsync daemon's log (pod %s/%s on node %s):\n%s", err, m.Spec.Namespace, name, daemon.Spec.NodeName, m.podLog(ctx, name))
@@ -238,14 +246,15 @@ func (m *Migrator) podLog(ctx context.Context, name string) string {
 }
 
 // daemonPod is the copy pod's image, security context and resources, mounting the new claim
-// (and the Secret) only, on node, running rsyncdScript on port. It also has SYS_CHROOT (in Pod
-// Security's baseline set): the daemon chroots into the volume.
+// (and the Secret) only, on node, running rsyncdScript on port. It also has SYS_CHROOT and SETGID
+// (both in Pod Security's baseline set): the daemon chroots into the volume and sets its groups
+// (to root's) for each connection.
 func (m *Migrator) daemonPod(name, targetClaim, secret, node string, port int32, activeDeadline int64) *corev1.Pod {
 	p := m.copyPod(name, "rsyncd", "", targetClaim, node, activeDeadline)
 	c := &p.Spec.Containers[0]
 	c.Name = "rsyncd"
 	c.Command = []string{"sh", "-c", rsyncdScript, "rsyncd.sh", strconv.Itoa(int(port)), secretsMount + "/" + secretKeySecrets}
-	c.SecurityContext.Capabilities.Add = append(c.SecurityContext.Capabilities.Add, "SYS_CHROOT")
+	c.SecurityContext.Capabilities.Add = append(c.SecurityContext.Capabilities.Add, "SYS_CHROOT", "SETGID")
 	c.VolumeMounts = []corev1.VolumeMount{
 		{Name: "target", MountPath: targetMount},
 		{Name: "secret", MountPath: secretsMount, ReadOnly: true},
@@ -334,4 +343,20 @@ func (m *Migrator) deleteRsyncSecret(ctx context.Context, targetClaim string) er
 		return fmt.Errorf("deleting Secret %s/%s: %w", m.Spec.Namespace, name, err)
 	}
 	return nil
+}
+
+// killInCopy (tests) starts the client pod, waits until it runs and returns errKilled, leaving
+// it, the daemon and the Secret as a killed provider would.
+func (m *Migrator) killInCopy(ctx context.Context, client *corev1.Pod) error {
+	if err := m.deletePod(ctx, client.Name); err != nil {
+		return err
+	}
+	pod, err := m.Client.CoreV1().Pods(m.Spec.Namespace).Create(ctx, client, metav1.CreateOptions{})
+	if err != nil {
+		return err
+	}
+	if _, err := m.waitPod(ctx, client.Name, pod, "start", started); err != nil {
+		return err
+	}
+	return errKilled
 }

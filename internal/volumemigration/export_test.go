@@ -44,3 +44,11 @@ func RunKilledAtSwap(ctx context.Context, m *Migrator) error {
 	_, err := m.Run(ctx)
 	return err
 }
+
+// RunKilledInCrossCopy runs a migration between nodes that stops as a killed provider would in
+// the first copy, once its rsync daemon and client pods run (both left, with the Secret).
+func RunKilledInCrossCopy(ctx context.Context, m *Migrator) error {
+	m.killInCrossCopy = true
+	_, err := m.Run(ctx)
+	return err
+}

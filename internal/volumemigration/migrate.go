@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/capacity"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/catalog"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/volumes"
 )
@@ -109,6 +110,9 @@ type Migrator struct {
 	// before it is made again; killAfterCopy once the copy made while the workload runs is done
 	// and the owners to stop are recorded, before any is stopped.
 	killAfterDelete, killAfterCopy bool
+	// killInCrossCopy, in tests, stops the run the same way in the first copy between nodes,
+	// once its daemon and client pods run: both pods and the Secret are left.
+	killInCrossCopy bool
 }
 
 // errKilled is what a run stopped by killAt returns.
@@ -247,10 +251,10 @@ func (m *Migrator) observeRoom(ctx context.Context, in *planInput) error {
 // or when no node is known; a measurement that fails is logged and leaves the room unknown (the
 // apply's provisioning then says what is wrong).
 func (m *Migrator) observeHostPath(ctx context.Context, in *planInput) error {
-	if m.Measure == nil || in.Class == nil || in.Class.Provisioner != capacity.OpenEBSLocalProvisioner {
+	if m.Measure == nil || in.Class == nil || in.Class.Provisioner != catalog.OpenEBSLocalProvisioner {
 		return nil
 	}
-	storageType, base, err := capacity.OpenEBSConfig(*in.Class)
+	storageType, base, err := catalog.OpenEBSConfig(*in.Class)
 	if err != nil || storageType != "hostpath" {
 		return nil //nolint:nilerr // a class OpenEBS itself would reject is for its provisioner to report
 	}
