@@ -6,13 +6,13 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 
-	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/capacity"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/catalog"
 )
 
 // Backend types, the names the capacity data source reads them by.
 const (
-	typeLonghorn = capacity.BackendLonghorn
-	typeOpenEBS  = capacity.BackendOpenEBS
+	typeLonghorn = catalog.BackendLonghorn
+	typeOpenEBS  = catalog.BackendOpenEBS
 )
 
 // engine is what the resource knows about one backend type: where its chart comes from by

@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/capacity"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/catalog"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/helm"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/volumes"
 )
@@ -35,7 +35,7 @@ var backendDrivers = map[string][]string{
 // The drivers the update guard names on their own (strand.go).
 const (
 	longhornDriver = "driver.longhorn.io"
-	hostpathDriver = capacity.OpenEBSLocalProvisioner
+	hostpathDriver = catalog.OpenEBSLocalProvisioner
 )
 
 const (

@@ -3,7 +3,7 @@ package backend
 import (
 	"fmt"
 
-	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/capacity"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/catalog"
 )
 
 // openebsSettings are the typed settings of an OpenEBS install.
@@ -20,7 +20,7 @@ type openebsSettings struct {
 }
 
 const (
-	defaultHostpathBasePath  = capacity.OpenEBSDefaultBasePath
+	defaultHostpathBasePath  = catalog.OpenEBSDefaultBasePath
 	defaultHostpathClassName = "openebs-hostpath"
 )
 

@@ -5,42 +5,19 @@ import (
 	"fmt"
 	"sort"
 
-	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-	"sigs.k8s.io/yaml"
 
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/catalog"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
 )
 
-// Backend types, as clusterstorage_storage_backend names them.
-const (
-	BackendLonghorn = "longhorn"
-	BackendOpenEBS  = "openebs"
-)
-
-// BackendTypes are the backend types the data source reads.
-var BackendTypes = []string{BackendLonghorn, BackendOpenEBS}
-
-// LonghornNodeGVR is Longhorn's node resource (nodes.longhorn.io), one object per node in
-// Longhorn's namespace, named after the Kubernetes node.
-var LonghornNodeGVR = schema.GroupVersionResource{Group: "longhorn.io", Version: "v1beta2", Resource: "nodes"}
-
-// OpenEBS hostpath: the provisioner name and the class annotation holding its configuration
-// (openebs/dynamic-localpv-provisioner's hostpath-class.yaml), and the base path it uses when the
-// class names none.
-const (
-	OpenEBSLocalProvisioner = "openebs.io/local"
-	OpenEBSConfigAnnotation = "cas.openebs.io/config"
-	OpenEBSDefaultBasePath  = "/var/openebs/local"
-	// helmReleaseNamespace is the annotation Helm puts on every object of a release it installs,
-	// upgrades or rolls back (helm v3 pkg/action/validate.go, setMetadataVisitor).
-	helmReleaseNamespace = "meta.helm.sh/release-namespace"
-)
+// helmReleaseNamespace is the annotation Helm puts on every object of a release it installs,
+// upgrades or rolls back (helm v3 pkg/action/validate.go, setMetadataVisitor).
+const helmReleaseNamespace = "meta.helm.sh/release-namespace"
 
 // LonghornNode is Longhorn's view of one node (status of its nodes.longhorn.io object).
 type LonghornNode struct {
@@ -120,22 +97,22 @@ func condition(conds []longhornCondition, typ string) *bool {
 
 // readLonghorn reads the nodes.longhorn.io objects in namespace, keyed by node name.
 func readLonghorn(ctx context.Context, client dynamic.Interface, namespace string) (map[string]LonghornNode, error) {
-	list, err := client.Resource(LonghornNodeGVR).Namespace(namespace).List(ctx, metav1.ListOptions{})
+	list, err := client.Resource(catalog.LonghornNodeGVR).Namespace(namespace).List(ctx, metav1.ListOptions{})
 	if kube.IsNotFound(err) || meta.IsNoMatchError(err) {
-		return nil, fmt.Errorf("the cluster has no %s resource: Longhorn's CRDs are not installed (install Longhorn with clusterstorage_storage_backend first)", LonghornNodeGVR.GroupResource())
+		return nil, fmt.Errorf("the cluster has no %s resource: Longhorn's CRDs are not installed (install Longhorn with clusterstorage_storage_backend first)", catalog.LonghornNodeGVR.GroupResource())
 	}
 	if err != nil {
-		return nil, fmt.Errorf("listing %s in namespace %s: %w", LonghornNodeGVR.GroupResource(), namespace, err)
+		return nil, fmt.Errorf("listing %s in namespace %s: %w", catalog.LonghornNodeGVR.GroupResource(), namespace, err)
 	}
 	if len(list.Items) == 0 {
 		return nil, fmt.Errorf("namespace %s has no %s objects: Longhorn's manager makes one per node once it runs; "+
-			"check that Longhorn is installed in that namespace and its manager pods are running", namespace, LonghornNodeGVR.GroupResource())
+			"check that Longhorn is installed in that namespace and its manager pods are running", namespace, catalog.LonghornNodeGVR.GroupResource())
 	}
 	out := map[string]LonghornNode{}
 	for _, item := range list.Items {
 		var obj longhornNodeObject
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(item.Object, &obj); err != nil {
-			return nil, fmt.Errorf("reading %s %s/%s: %w", LonghornNodeGVR.GroupResource(), namespace, item.GetName(), err)
+			return nil, fmt.Errorf("reading %s %s/%s: %w", catalog.LonghornNodeGVR.GroupResource(), namespace, item.GetName(), err)
 		}
 		n := LonghornNode{
 			Name:  obj.Metadata.Name,
@@ -171,10 +148,10 @@ func openEBSBasePath(ctx context.Context, client kubernetes.Interface, namespace
 	}
 	paths := map[string][]string{}
 	for _, sc := range list.Items {
-		if sc.Provisioner != OpenEBSLocalProvisioner || sc.Annotations[helmReleaseNamespace] != namespace {
+		if sc.Provisioner != catalog.OpenEBSLocalProvisioner || sc.Annotations[helmReleaseNamespace] != namespace {
 			continue
 		}
-		storageType, basePath, err := OpenEBSConfig(sc)
+		storageType, basePath, err := catalog.OpenEBSConfig(sc)
 		if err != nil {
 			return "", err
 		}
@@ -185,7 +162,7 @@ func openEBSBasePath(ctx context.Context, client kubernetes.Interface, namespace
 	switch len(paths) {
 	case 0:
 		return "", fmt.Errorf("no OpenEBS hostpath storage class (provisioner %s, StorageType hostpath) belongs to a Helm release in namespace %s: "+
-			"check the backend's namespace, that its hostpath class is enabled, or set backend.base_path", OpenEBSLocalProvisioner, namespace)
+			"check the backend's namespace, that its hostpath class is enabled, or set backend.base_path", catalog.OpenEBSLocalProvisioner, namespace)
 	case 1:
 		for p := range paths {
 			return p, nil
@@ -197,32 +174,4 @@ func openEBSBasePath(ctx context.Context, client kubernetes.Interface, namespace
 	}
 	sort.Strings(found)
 	return "", fmt.Errorf("the OpenEBS hostpath classes in namespace %s use different base paths: %v; set backend.base_path to the one to measure", namespace, found)
-}
-
-// OpenEBSConfig reads StorageType and BasePath from a class's cas.openebs.io/config annotation,
-// a YAML list of {name, value}; OpenEBS's defaults fill what it leaves out.
-func OpenEBSConfig(sc storagev1.StorageClass) (storageType, basePath string, err error) {
-	storageType, basePath = "hostpath", OpenEBSDefaultBasePath
-	text := sc.Annotations[OpenEBSConfigAnnotation]
-	if text == "" {
-		return storageType, basePath, nil
-	}
-	var entries []struct {
-		Name  string `json:"name"`
-		Value string `json:"value"`
-	}
-	if err := yaml.Unmarshal([]byte(text), &entries); err != nil {
-		return "", "", fmt.Errorf("storage class %s: annotation %s is not a YAML list of name/value: %w", sc.Name, OpenEBSConfigAnnotation, err)
-	}
-	for _, e := range entries {
-		switch e.Name {
-		case "StorageType":
-			storageType = e.Value
-		case "BasePath":
-			if e.Value != "" {
-				basePath = e.Value
-			}
-		}
-	}
-	return storageType, basePath, nil
 }

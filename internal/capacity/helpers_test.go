@@ -25,7 +25,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/acctest"
-	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/capacity"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/catalog"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
 )
 
@@ -185,7 +185,7 @@ var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version:
 func longhornCRD(t *testing.T, dyn dynamic.Interface) {
 	t.Helper()
 	ctx := context.Background()
-	name := capacity.LonghornNodeGVR.GroupResource().String()
+	name := catalog.LonghornNodeGVR.GroupResource().String()
 	_, err := dyn.Resource(crdGVR).Get(ctx, name, metav1.GetOptions{})
 	switch {
 	case err == nil:
@@ -214,7 +214,7 @@ func longhornCRD(t *testing.T, dyn dynamic.Interface) {
 	}
 	// Served once established: listing works.
 	if err := kube.Poll(ctx, 200*time.Millisecond, time.Minute, name+" to be served", func(ctx context.Context) (bool, string, error) {
-		_, err := dyn.Resource(capacity.LonghornNodeGVR).List(ctx, metav1.ListOptions{Limit: 1})
+		_, err := dyn.Resource(catalog.LonghornNodeGVR).List(ctx, metav1.ListOptions{Limit: 1})
 		if err != nil {
 			return kube.KeepPolling(err)
 		}
@@ -229,7 +229,7 @@ func longhornCRD(t *testing.T, dyn dynamic.Interface) {
 func removeLonghornCRD(t *testing.T, dyn dynamic.Interface) {
 	ctx := context.Background()
 	err := kube.Poll(ctx, 200*time.Millisecond, time.Minute, "the test's Longhorn node objects to go", func(ctx context.Context) (bool, string, error) {
-		list, err := dyn.Resource(capacity.LonghornNodeGVR).List(ctx, metav1.ListOptions{})
+		list, err := dyn.Resource(catalog.LonghornNodeGVR).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, "", err
 		}
@@ -245,11 +245,11 @@ func removeLonghornCRD(t *testing.T, dyn dynamic.Interface) {
 		return len(list.Items) == 0, fmt.Sprintf("%d left", len(list.Items)), nil
 	})
 	if err != nil {
-		t.Logf("leaving the %s CRD in place: %v", capacity.LonghornNodeGVR.GroupResource(), err)
+		t.Logf("leaving the %s CRD in place: %v", catalog.LonghornNodeGVR.GroupResource(), err)
 		return
 	}
 	label := "clusterstorage.io/test-fixture"
-	crd, err := dyn.Resource(crdGVR).Get(ctx, capacity.LonghornNodeGVR.GroupResource().String(), metav1.GetOptions{})
+	crd, err := dyn.Resource(crdGVR).Get(ctx, catalog.LonghornNodeGVR.GroupResource().String(), metav1.GetOptions{})
 	if err != nil || crd.GetLabels()[label] != "storage-capacity" {
 		return
 	}

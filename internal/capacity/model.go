@@ -11,6 +11,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/catalog"
 )
 
 // model is the data source's configuration and results.
@@ -191,7 +193,7 @@ func (m model) request(ctx context.Context) (request, diag.Diagnostics) {
 		var b backendModel
 		diags.Append(m.Backend.As(ctx, &b, basetypes.ObjectAsOptions{})...)
 		r.Backend = backendSpec{Type: b.Type.ValueString(), Namespace: b.Namespace.ValueString(), BasePath: b.BasePath.ValueString()}
-		if !b.Type.IsUnknown() && r.Backend.BasePath != "" && r.Backend.Type != BackendOpenEBS {
+		if !b.Type.IsUnknown() && r.Backend.BasePath != "" && r.Backend.Type != catalog.BackendOpenEBS {
 			diags.AddAttributeError(path.Root("backend").AtName("base_path"), "base_path is for OpenEBS only",
 				fmt.Sprintf("base_path names the OpenEBS hostpath directory to measure; a %s backend reports its own disks. Remove base_path.", r.Backend.Type))
 		}

@@ -10,6 +10,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/catalog"
 )
 
 // backendAttrTypes are the attribute types of the backend object.
@@ -122,11 +124,11 @@ func TestRequest(t *testing.T) {
 		{"node_path", func(m *model) { m.NodePath = types.StringValue("/x") }, "", func(r request) bool { return r.Kind == targetNodePath && r.Nodes == nil && r.ID() == "node_path:/x" }},
 		{"node_path with nodes", func(m *model) { m.NodePath, m.Nodes = types.StringValue("/x"), nodes }, "", func(r request) bool { return len(r.Nodes) == 1 && r.Nodes[0] == "n1" }},
 		{"class with nodes", func(m *model) { m.StorageClass, m.Nodes = types.StringValue("c"), nodes }, "nodes applies to node_path and backend only", nil},
-		{"longhorn", func(m *model) { m.Backend = backend(BackendLonghorn, "longhorn-system", "") }, "", func(r request) bool {
-			return r.Kind == targetBackend && r.Backend.Type == BackendLonghorn && r.ID() == "backend:longhorn/longhorn-system"
+		{"longhorn", func(m *model) { m.Backend = backend(catalog.BackendLonghorn, "longhorn-system", "") }, "", func(r request) bool {
+			return r.Kind == targetBackend && r.Backend.Type == catalog.BackendLonghorn && r.ID() == "backend:longhorn/longhorn-system"
 		}},
-		{"longhorn base_path", func(m *model) { m.Backend = backend(BackendLonghorn, "lh", "/x") }, "base_path names the OpenEBS hostpath directory", nil},
-		{"openebs base_path", func(m *model) { m.Backend = backend(BackendOpenEBS, "openebs", "/srv") }, "", func(r request) bool { return r.Backend.BasePath == "/srv" }},
+		{"longhorn base_path", func(m *model) { m.Backend = backend(catalog.BackendLonghorn, "lh", "/x") }, "base_path names the OpenEBS hostpath directory", nil},
+		{"openebs base_path", func(m *model) { m.Backend = backend(catalog.BackendOpenEBS, "openebs", "/srv") }, "", func(r request) bool { return r.Backend.BasePath == "/srv" }},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

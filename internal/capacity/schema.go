@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/catalog"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/validate"
 )
 
@@ -50,8 +51,8 @@ func (d *DataSource) Schema(ctx context.Context, _ datasource.SchemaRequest, res
 				Attributes: map[string]schema.Attribute{
 					"type": schema.StringAttribute{
 						Required:            true,
-						MarkdownDescription: "Backend type: `" + strings.Join(BackendTypes, "` or `") + "`.",
-						Validators:          []validator.String{stringvalidator.OneOf(BackendTypes...)},
+						MarkdownDescription: "Backend type: `" + strings.Join(catalog.BackendTypes, "` or `") + "`.",
+						Validators:          []validator.String{stringvalidator.OneOf(catalog.BackendTypes...)},
 					},
 					"namespace": schema.StringAttribute{
 						Required:            true,
@@ -61,7 +62,7 @@ func (d *DataSource) Schema(ctx context.Context, _ datasource.SchemaRequest, res
 					"base_path": schema.StringAttribute{
 						Optional: true,
 						MarkdownDescription: "OpenEBS only: the hostpath base path to measure (default: the `BasePath` of the release's hostpath " +
-							"StorageClass, `" + OpenEBSDefaultBasePath + "` when it names none). An absolute path without control characters.",
+							"StorageClass, `" + catalog.OpenEBSDefaultBasePath + "` when it names none). An absolute path without control characters.",
 						Validators: []validator.String{validate.NodePath(), pathValidator{}},
 					},
 				},

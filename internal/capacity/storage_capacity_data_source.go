@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/catalog"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/providerdata"
 )
@@ -106,7 +107,7 @@ func (d *DataSource) Read(ctx context.Context, req datasource.ReadRequest, resp 
 		m.setClass(c)
 		m.Summary = types.StringValue(summarizeClass(c))
 
-	case r.Backend.Type == BackendLonghorn:
+	case r.Backend.Type == catalog.BackendLonghorn:
 		nodes := d.readLonghorn(ctx, client, r, &resp.Diagnostics)
 		if resp.Diagnostics.HasError() {
 			return

@@ -22,6 +22,7 @@ import (
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/acctest"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/capacity"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/catalog"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
 )
 
@@ -345,7 +346,7 @@ func TestAccStorageCapacity_longhorn(t *testing.T) {
 			"nvme-disk":      map[string]any{"path": "/mnt/nvme", "allowScheduling": false, "storageReserved": int64(0), "diskType": "filesystem"},
 		}},
 	}}
-	res := dyn.Resource(capacity.LonghornNodeGVR).Namespace(e.ns)
+	res := dyn.Resource(catalog.LonghornNodeGVR).Namespace(e.ns)
 	created, err := res.Create(ctx, obj, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("creating the Longhorn node object: %v", err)
@@ -370,7 +371,7 @@ func TestAccStorageCapacity_longhorn(t *testing.T) {
 	// A namespace whose Longhorn knows another node only.
 	ghost := setup(t)
 	ghostNode := acctest.RandomName("acc-cap-ghost")
-	if _, err := dyn.Resource(capacity.LonghornNodeGVR).Namespace(ghost.ns).Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+	if _, err := dyn.Resource(catalog.LonghornNodeGVR).Namespace(ghost.ns).Create(ctx, &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "longhorn.io/v1beta2", "kind": "Node",
 		"metadata": map[string]any{"name": ghostNode, "namespace": ghost.ns},
 		"spec":     map[string]any{"allowScheduling": true},
@@ -378,7 +379,7 @@ func TestAccStorageCapacity_longhorn(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		_ = dyn.Resource(capacity.LonghornNodeGVR).Namespace(ghost.ns).Delete(context.Background(), ghostNode, metav1.DeleteOptions{}) //nolint:errcheck // best effort
+		_ = dyn.Resource(catalog.LonghornNodeGVR).Namespace(ghost.ns).Delete(context.Background(), ghostNode, metav1.DeleteOptions{}) //nolint:errcheck // best effort
 	})
 
 	data := func(body string) string {
@@ -449,11 +450,11 @@ func TestAccStorageCapacity_openEBS(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: class, Annotations: map[string]string{
 			// As openebs/dynamic-localpv-provisioner's hostpath-class.yaml renders it, and as Helm marks a release's objects.
 			"openebs.io/cas-type":            "local",
-			capacity.OpenEBSConfigAnnotation: fmt.Sprintf("- name: StorageType\n  value: \"hostpath\"\n- name: BasePath\n  value: %q\n", base),
+			catalog.OpenEBSConfigAnnotation:  fmt.Sprintf("- name: StorageType\n  value: \"hostpath\"\n- name: BasePath\n  value: %q\n", base),
 			"meta.helm.sh/release-name":      "openebs",
 			"meta.helm.sh/release-namespace": e.ns,
 		}, Labels: map[string]string{"app.kubernetes.io/managed-by": "Helm"}},
-		Provisioner: capacity.OpenEBSLocalProvisioner,
+		Provisioner: catalog.OpenEBSLocalProvisioner,
 	}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
