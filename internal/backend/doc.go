@@ -11,11 +11,15 @@
 // built from it (keyDoc). Accepted: Longhorn 1.7.x to 1.12.x (the keys are the same in each;
 // 1.10 and later quote settings, and the provider passes settings as strings); OpenEBS 4.0.x,
 // 4.1.x, 4.2.x and 4.4.x. The default pins are the newest verified patches (1.12.1, 4.4.0). A
-// later minor of the same major version that the table does not list (OpenEBS 4.3.x, whose chart
-// could not be read here, 4.5.x, 4.6.x; Longhorn 1.13) is installed with the layout of the
-// nearest verified minor below it, with a warning, once its chart archive has every value key and
-// subchart condition the provider writes (chartcheck.go, at apply); any other version is refused
-// at plan, naming the supported ranges.
+// later minor of the same major version that the table does not list is installed, with a
+// warning, with the layout of the nearest verified minor below it (4.5.x, 4.6.x; Longhorn 1.13),
+// or with a layout known from elsewhere (LayoutOnly: OpenEBS 4.3.x, whose chart could not be read
+// here, has 4.4's Loki/Alloy layout without rawfile per OpenEBS's 4.3.x docs); any other version
+// is refused at plan, naming the supported ranges. Every archive is checked before anything is
+// installed (chartcheck.go, at plan when something changes and again at apply): its value
+// layout, then its templates rendered offline with the planned values (helm.Render): engines
+// turned off render no workload, engines on render theirs (and their CSIDriver, if any, has the
+// guards' name), and no direct subchart the layout does not know is left on.
 //
 // OpenEBS facts the table carries: from 4.0.0 on the engines' conditions are
 // engines.replicated.mayastor.enabled, engines.local.lvm.enabled and engines.local.zfs.enabled

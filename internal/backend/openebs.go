@@ -64,10 +64,10 @@ func (s openebsSettings) values(chartVersion string) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Before 4.4, Loki is Mayastor's loki-stack subchart: without Mayastor there is none.
+	// Before 4.3, Loki is Mayastor's loki-stack subchart: without Mayastor there is none.
 	if k := r.keysFor(settingLoki)[0]; !k.Condition && s.LokiEnabled && !s.MayastorEnabled {
 		return nil, &settingError{Block: "openebs", Setting: settingLoki, Msg: fmt.Sprintf("openebs chart %s installs Loki only as part of Mayastor "+
-			"(its loki-stack subchart, `%s`): set mayastor_enabled = true as well, or use chart 4.4 or later, whose Loki is its own subchart", chartVersion, k.Key)}
+			"(its loki-stack subchart, `%s`): set mayastor_enabled = true as well, or use chart 4.3 or later, whose Loki is its own subchart", chartVersion, k.Key)}
 	}
 	return out, nil
 }

@@ -53,9 +53,12 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 			"Releases the provider installs carry the Helm release labels `clusterstorage.io/managed-by`, `clusterstorage.io/operation-timeout` " +
 			"and `clusterstorage.io/revision` (`helm get metadata`).\n\n" +
 			fmt.Sprintf("Supported chart versions: Longhorn %s (default `%s`); OpenEBS %s (default `%s`), each checked against the real chart's "+
-				"values and dependencies; a later minor of the same major version (OpenEBS 4.5 or 4.6, Longhorn 1.13) is installed with the layout of the "+
-				"nearest verified minor below it, with a warning, once the chart archive in hand has every value key and subchart condition the provider "+
-				"writes (else it is refused at apply, before anything is installed). Longhorn upgrades one minor version at a time: a version that skips a minor, or a downgrade, is refused at plan "+
+				"values and dependencies; OpenEBS 4.3.x, whose chart could not be read, is installed with 4.4's Loki/Alloy layout without rawfile "+
+				"(as OpenEBS's 4.3.x documentation shows it), and a later minor of the same major version (OpenEBS 4.5 or 4.6, Longhorn 1.13) with the layout of the "+
+				"nearest verified minor below it, each with a warning. Every chart archive is checked at plan (and again at apply) before anything is installed: "+
+				"it must have every value key and subchart condition the provider writes, and, rendered offline with the planned values, install every engine "+
+				"they turn on (its workloads, its CSI driver's name) and no workload of one they turn off; a subchart left on that the provider does not know "+
+				"(a new add-on on by default) is refused, naming the value that turns it off. Longhorn upgrades one minor version at a time: a version that skips a minor, or a downgrade, is refused at plan "+
 				"with the path to take. OpenEBS upgrades to any later 4.x version in one step and never downgrades (refused at plan).", lh.supportedText(), lh.Version, oe.supportedText(), oe.Version),
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
@@ -145,7 +148,7 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 						"`mayastor.etcd.replicaCount`) needs as many nodes. Its class is `<release_name>-single-replica`"),
 					"lvm_enabled": boolSetting(false, "Install the LVM LocalPV engine ("+keyDoc(oe, settingLVM)+")"),
 					"zfs_enabled": boolSetting(false, "Install the ZFS LocalPV engine ("+keyDoc(oe, settingZFS)+")"),
-					"loki_enabled": boolSetting(false, "Install Loki ("+keyDoc(oe, settingLoki)+"). Before 4.4, Loki is part of Mayastor (its loki-stack, with promtail): "+
+					"loki_enabled": boolSetting(false, "Install Loki ("+keyDoc(oe, settingLoki)+"). Before 4.3, Loki is part of Mayastor (its loki-stack, with promtail): "+
 						"`true` there needs `mayastor_enabled = true`"),
 					"alloy_enabled": boolSetting(false, "Install the Alloy log collector ("+keyDoc(oe, settingAlloy)+"); `true` is refused on a version without it"),
 					"hostpath_base_path": schema.StringAttribute{
