@@ -392,7 +392,7 @@ func (r *Resource) Read(ctx context.Context, req resource.ReadRequest, resp *res
 			st.Revision, strings.ReplaceAll(valuesDiff(want, live), "\n", " ")))
 	}
 	if st.Status == "deployed" && !imported {
-		changed, diags := objectDrift(ctx, hc, st)
+		changed, diags := objectDrift(ctx, hc, st, req.Private, resp.Private)
 		drift = append(drift, changed...)
 		resp.Diagnostics.Append(diags...)
 	}
@@ -422,10 +422,12 @@ func driftReason(ctx context.Context, private importmark.Getter) string {
 // Helm applied them (kubectl edit, kubectl delete), in words for the drift message; nothing when
 // none was. Objects that cannot be checked (no permission to dry-run patch them, an admission
 // webhook that refuses dry runs) are a warning that names them and why: drift detection is off
-// for them, not for the rest, and the refresh goes on.
-func objectDrift(ctx context.Context, hc *helm.Client, st *helm.Status) ([]string, diag.Diagnostics) {
+// for them, not for the rest, and the refresh goes on. Objects unchanged since the last refresh
+// are not dry-run again (driftcache.go).
+func objectDrift(ctx context.Context, hc *helm.Client, st *helm.Status, from importmark.Getter, to importmark.Setter) ([]string, diag.Diagnostics) {
 	var diags diag.Diagnostics
-	changed, err := hc.ObjectDrift(ctx, st)
+	changed, cache, err := hc.ObjectDriftCached(ctx, st, loadDriftCache(ctx, from))
+	diags.Append(saveDriftCache(ctx, to, cache)...)
 	if err != nil {
 		tflog.Warn(ctx, "Checking the release's objects for changes made on the cluster failed", map[string]any{"error": err.Error()})
 		diags.AddWarning("Drift of Helm release "+st.Namespace+"/"+st.Name+" not checked",

@@ -2,11 +2,14 @@ package helm
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -36,36 +39,111 @@ const maxDriftPaths = 3
 // refuses dry runs) do not stop the others: their failures come back as a *DriftCheckError beside
 // the drift of the rest.
 func (c *Client) ObjectDrift(ctx context.Context, st *Status) ([]string, error) {
+	drift, _, err := c.ObjectDriftCached(ctx, st, nil)
+	return drift, err
+}
+
+// DriftCache is what one drift check learned, for the next: the manifest it checked and, per
+// object, the resourceVersion it saw and what it found there. An object whose resourceVersion is
+// unchanged since is the same object (every write, by anyone, changes it), so its dry run would
+// answer the same and is skipped.
+type DriftCache struct {
+	// Format is driftCacheFormat; a cache of another format is not used.
+	Format int `json:"format"`
+	// Manifest is the SHA-256 of the manifest checked: another revision's cache is not used.
+	Manifest string `json:"manifest"`
+	// Objects are keyed by "Kind/namespace/name" (infoName).
+	Objects map[string]CachedDrift `json:"objects"`
+}
+
+// CachedDrift is one object's drift at one resourceVersion.
+type CachedDrift struct {
+	ResourceVersion string   `json:"rv"`
+	Paths           []string `json:"paths,omitempty"`
+}
+
+// driftCacheFormat changes whenever what a dry run's result means changes (heldByOthers, the
+// marks added): caches written before are then thrown away.
+const driftCacheFormat = 1
+
+// maxDriftParallel bounds the objects checked at once (one GET and at most a few dry runs each).
+// A variable only so the benchmark can measure one at a time, as the check was before.
+var maxDriftParallel = 8
+
+// ObjectDriftCached is ObjectDrift with the cache of the previous check (nil for none): objects
+// are read in parallel (at most maxDriftParallel at once), and only those whose resourceVersion
+// changed since prev (or that prev does not have) are dry-run. It returns the drift, the cache
+// for the next check (objects that are missing or could not be checked are not in it), and the
+// error as ObjectDrift does.
+func (c *Client) ObjectDriftCached(ctx context.Context, st *Status, prev *DriftCache) ([]string, *DriftCache, error) {
 	cfg, err := c.actionConfig(st.Namespace)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	infos, err := cfg.KubeClient.Build(strings.NewReader(st.Manifest), false)
 	if err != nil {
-		return nil, fmt.Errorf("reading the manifest of release %s/%s: %w", st.Namespace, st.Name, err)
+		return nil, nil, fmt.Errorf("reading the manifest of release %s/%s: %w", st.Namespace, st.Name, err)
+	}
+	sum := sha256.Sum256([]byte(st.Manifest))
+	next := &DriftCache{Format: driftCacheFormat, Manifest: hex.EncodeToString(sum[:]), Objects: map[string]CachedDrift{}}
+	if prev != nil && (prev.Format != next.Format || prev.Manifest != next.Manifest) {
+		prev = nil
+	}
+	type result struct {
+		paths []string
+		rv    string
+		err   error
+	}
+	results := make([]result, len(infos))
+	sem := make(chan struct{}, maxDriftParallel)
+	var wg sync.WaitGroup
+	for i, info := range infos {
+		var cached *CachedDrift
+		if prev != nil {
+			if cd, ok := prev.Objects[infoName(info)]; ok {
+				cached = &cd
+			}
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				results[i].err = ctx.Err()
+				return
+			}
+			defer func() { <-sem }()
+			paths, rv, err := objectDrift(ctx, info, st.Name, st.Namespace, cached)
+			results[i] = result{paths: paths, rv: rv, err: err}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
 	}
 	var drift []string
 	var failed []ObjectCheckFailure
-	for _, info := range infos {
-		if err := ctx.Err(); err != nil {
-			return nil, err
+	for i, info := range infos {
+		r := results[i]
+		if errors.Is(r.err, context.Canceled) || errors.Is(r.err, context.DeadlineExceeded) {
+			return nil, nil, r.err
 		}
-		paths, err := objectDrift(ctx, info, st.Name, st.Namespace)
-		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-			return nil, err
-		}
-		if err != nil {
-			failed = append(failed, ObjectCheckFailure{Object: infoName(info), Resource: info.Mapping.Resource.GroupResource().String(), Namespace: info.Namespace, Err: err})
+		if r.err != nil {
+			failed = append(failed, ObjectCheckFailure{Object: infoName(info), Resource: info.Mapping.Resource.GroupResource().String(), Namespace: info.Namespace, Err: r.err})
 			continue
 		}
-		if paths != nil {
-			drift = append(drift, fmt.Sprintf("%s (%s)", infoName(info), strings.Join(paths, ", ")))
+		if r.rv != "" {
+			next.Objects[infoName(info)] = CachedDrift{ResourceVersion: r.rv, Paths: r.paths}
+		}
+		if r.paths != nil {
+			drift = append(drift, fmt.Sprintf("%s (%s)", infoName(info), strings.Join(r.paths, ", ")))
 		}
 	}
 	if len(failed) > 0 {
-		return drift, &DriftCheckError{Failures: failed}
+		return drift, next, &DriftCheckError{Failures: failed}
 	}
-	return drift, nil
+	return drift, next, nil
 }
 
 // ObjectCheckFailure is an object whose drift could not be checked.
@@ -105,31 +183,36 @@ func (e *DriftCheckError) Error() string {
 }
 
 // objectDrift returns what applying info's object of release name in namespace would change on the
-// live one, nil for nothing. A dry run answers with the resourceVersion of the object it applied
-// to: when that is not the one read before (a controller wrote in between, e.g. a Deployment's
-// revision annotation), the object is read and the dry run made again.
-func objectDrift(ctx context.Context, info *resource.Info, name, namespace string) ([]string, error) {
+// live one, nil for nothing, and the resourceVersion of the live object that answer holds for
+// ("" when the object is missing). When cached holds the answer at the live resourceVersion, no
+// dry run is made. A dry run answers with the resourceVersion of the object it applied to: when
+// that is not the one read before (a controller wrote in between, e.g. a Deployment's revision
+// annotation), the object is read and the dry run made again.
+func objectDrift(ctx context.Context, info *resource.Info, name, namespace string, cached *CachedDrift) ([]string, string, error) {
 	h := resource.NewHelper(info.Client, info.Mapping).WithFieldManager(kube.FieldManager).DryRun(true)
 	for attempt := 1; ; attempt++ {
 		live, err := h.Get(info.Namespace, info.Name)
 		if apierrors.IsNotFound(err) {
-			return []string{"missing"}, nil
+			return []string{"missing"}, "", nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("reading %s: %w", infoName(info), err)
+			return nil, "", fmt.Errorf("reading %s: %w", infoName(info), err)
 		}
 		was, ok := live.(*unstructured.Unstructured)
 		if !ok {
-			return nil, fmt.Errorf("%s: the API server answered with an object of type %T", infoName(info), live)
+			return nil, "", fmt.Errorf("%s: the API server answered with an object of type %T", infoName(info), live)
+		}
+		if cached != nil && cached.ResourceVersion != "" && cached.ResourceVersion == was.GetResourceVersion() {
+			return cached.Paths, cached.ResourceVersion, nil
 		}
 		is, err := dryRunApply(ctx, h, info, was, name, namespace)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		if is.GetResourceVersion() != was.GetResourceVersion() && attempt < maxDriftAttempts {
 			continue
 		}
-		return diffPaths("", withoutWriteFields(was), withoutWriteFields(is), nil), nil
+		return diffPaths("", withoutWriteFields(was), withoutWriteFields(is), nil), was.GetResourceVersion(), nil
 	}
 }
 
