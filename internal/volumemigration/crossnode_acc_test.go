@@ -184,7 +184,7 @@ func TestAccVolumeMigration_crossNode(t *testing.T) {
 
 // TestAccVolumeMigration_crossNodeResumed: a run between nodes stops as a killed provider would
 // in the first copy, its rsync daemon and client pods running and its Secret there. The next
-// apply finds them again (the Secret reused, the pods made again) and finishes: every record on
+// apply removes them, makes them again (the Secret of that name is reused) and finishes: every record on
 // node 2, nothing of the migration left.
 func TestAccVolumeMigration_crossNodeResumed(t *testing.T) {
 	c := newCrossNode(t)
