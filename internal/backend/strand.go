@@ -188,8 +188,8 @@ func (r *Resource) strandGuard(ctx context.Context, client kubernetes.Interface,
 		return diags, nil
 	}
 	diags.AddError("Update of storage backend "+s.id()+" would strand volumes",
-		"This update leaves volumes of the backend without their driver or data path:\n"+list+"\n\n"+
+		"This update leaves volumes and objects of the backend without their driver or data path:\n"+list+"\n\n"+
 			"Nothing was changed. Move the data off these volumes first (a clusterstorage_volume_migration to another class, or back up and delete "+
-			"their claims; delete PersistentVolumes left Released), or keep the setting as it is. To update anyway, set force_strand_volumes = true.")
+			"their claims; delete PersistentVolumes left Released; remove each other object as its line says), or keep the setting as it is. To update anyway, set force_strand_volumes = true.")
 	return diags, nil
 }
