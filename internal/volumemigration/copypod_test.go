@@ -143,7 +143,7 @@ func TestWaitPod_unschedulable(t *testing.T) {
 		status corev1.PodStatus
 		want   string
 	}{
-		{name: "unschedulable", want: "copy pod app/copy cannot be scheduled: " + msg + " The new volume must be on a node that can mount the source too",
+		{name: "unschedulable", want: "copy pod app/copy cannot be scheduled: " + msg + " Without target_node the new volume must be on a node that can mount the source too; set target_node",
 			status: corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{
 				Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable, Message: msg}}}},
 		{name: "image", want: "the copy container cannot start: ErrImageNeverPull: Container image \"rsync:3\" is not present with pull policy of Never",

@@ -196,7 +196,9 @@ func (m *Migrator) Observe(ctx context.Context) (planInput, error) {
 	}
 	// The migration's own pods (a killed run's copy pods, not stale yet, which the copy removes
 	// before it makes its own) are not workloads to stop.
-	inv.Pods = slices.DeleteFunc(inv.Pods, func(p corev1.Pod) bool { return p.Labels[labelComponent] == component && p.Labels[labelManagedBy] == managedBy })
+	inv.Pods = slices.DeleteFunc(inv.Pods, func(p corev1.Pod) bool {
+		return p.Labels[labelComponent] == component && p.Labels[labelManagedBy] == managedBy
+	})
 	in.Workloads = inv.Mounting(m.Spec.Namespace, m.Spec.Claim)
 	if in.TargetNode = m.Spec.TargetNode; in.TargetNode != "" && in.Progress.Phase == phaseNone {
 		nodes, err := m.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
