@@ -274,8 +274,11 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 				MarkdownDescription: "Uninstall even while the backend serves volumes (default: `false`). Without it, destroy refuses while any " +
 					"PersistentVolume of the backend's drivers exists, in any phase (Bound, Released under `Retain`, ...) and on any StorageClass " +
 					"(a class you made for `driver.longhorn.io` too), while a claim of such a class waits for its volume, and for Longhorn while " +
-					"any `volumes.longhorn.io` object exists; it lists each with its claim and class. The drivers: Longhorn `driver.longhorn.io`; " +
-					"OpenEBS `openebs.io/local`, `io.openebs.csi-mayastor`, `local.csi.openebs.io` (LVM), `zfs.csi.openebs.io`, `rawfile.csi.openebs.io`. " +
+					"any `volumes.longhorn.io` object exists; it lists each with its claim and class. It also refuses, where their CRDs are installed, " +
+					"while a VolumeSnapshotContent of the drivers, a Longhorn BackingImage, a Mayastor DiskPool, or an LVM or ZFS volume object whose " +
+					"PersistentVolume is gone exists, naming each, why it blocks and how to remove it; Longhorn volumes of the v2 data engine are marked. " +
+					"The drivers: Longhorn `driver.longhorn.io`; OpenEBS `openebs.io/local`, `io.openebs.csi-mayastor`, `local.csi.openebs.io` (LVM), " +
+					"`zfs.csi.openebs.io`, `rawfile.csi.openebs.io`; and every CSIDriver and StorageClass provisioner in the release's own manifest. " +
 					"The release's own claims (its StatefulSets' volumeClaimTemplates: Mayastor's etcd, Loki, MinIO) do not count. " +
 					"For Longhorn, `deleting-confirmation-flag` is set (on its Setting object) only once this check passed or with `force_destroy`.",
 			},
@@ -285,8 +288,10 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 					"Without it, an update is refused (at plan when the cluster can be read, else at apply before Helm is called) while volumes exist " +
 					"that it would strand: of an OpenEBS engine it turns off (`mayastor_enabled`, `lvm_enabled` or `zfs_enabled` from `true` to " +
 					"`false`, or a raw value that turns off an engine's dependency condition such as `engines.local.rawfile.enabled`), of an engine " +
-					"the new chart version no longer has, of the hostpath class when `hostpath_base_path` changes, and every Longhorn volume when " +
-					"`default_data_path` changes. The volumes are counted as `force_destroy` counts them and each is named. With `true`, the " +
+					"the new chart version no longer has, of the hostpath class when `hostpath_base_path` changes, every Longhorn volume when " +
+					"`default_data_path` changes, and Longhorn's v2 data engine volumes when `defaultSettings.v2DataEngine` turns off. Whether an " +
+					"engine is on is read from the chart archive's values with the planned values over them. The volumes and objects are counted " +
+					"as `force_destroy` counts them and each is named. With `true`, the " +
 					"update goes ahead and a warning lists them; the provider deletes no data either way.",
 			},
 			"preflight": schema.BoolAttribute{
