@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/protoserver"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/provider"
 )
 
@@ -24,10 +25,19 @@ import (
 // the user's choosing (kind, k3s...). Without it the tests use the project's local cluster.
 const KubeconfigEnv = "CLUSTERSTORAGE_ACC_KUBECONFIG"
 
-// ProviderFactories serves the provider in-process to the Terraform CLI under test.
+// ProviderFactories serves the provider in-process to the Terraform CLI under test, through
+// protoserver as main.go serves it.
 var ProviderFactories = map[string]func() (tfprotov6.ProviderServer, error){
-	"clusterstorage": providerserver.NewProtocol6WithError(provider.New("test")()),
+	"clusterstorage": func() (tfprotov6.ProviderServer, error) {
+		s, err := providerserver.NewProtocol6WithError(testProvider)()
+		if err != nil {
+			return nil, err
+		}
+		return protoserver.New(s), nil
+	},
 }
+
+var testProvider = provider.New("test")()
 
 // Kubeconfig returns the path of the kubeconfig the tests use.
 func Kubeconfig() string {
