@@ -293,7 +293,7 @@ func (m *Migrator) ensureRsyncSecret(ctx context.Context, targetClaim string) (s
 	switch {
 	case err == nil:
 		if s.Labels[labelComponent] != component || s.Annotations[AnnotationMigratedTo] != m.ref() || len(s.Data[secretKeyPassword]) == 0 {
-			return "", fmt.Errorf("Secret %s/%s exists and is not this migration's: the copy between nodes needs that name; rename or remove it", m.Spec.Namespace, name)
+			return "", fmt.Errorf("a Secret %s/%s exists that is not this migration's: the copy between nodes needs that name; rename or remove it", m.Spec.Namespace, name)
 		}
 		return name, nil
 	case !kube.IsNotFound(err):
