@@ -175,7 +175,7 @@ func wantLines(t *testing.T, what, got string, want, absent []string) {
 	}
 }
 
-// TestGuardObjects_openebs: on the real API server, with the real CRDs' group, version, kind and
+// TestClusterGuardObjects_openebs: on the real API server, with the real CRDs' group, version, kind and
 // scope (testdata/crds), the destroy guard of an OpenEBS release refuses while a
 // VolumeSnapshotContent of a driver the release's manifest brings (a CSIDriver object the fixed
 // list does not know), a Mayastor DiskPool, and an LVM and a ZFS volume object whose
@@ -183,7 +183,7 @@ func wantLines(t *testing.T, what, got string, want, absent []string) {
 // driver and an LVM volume object whose PersistentVolume exists are not named. The update guard
 // that turns LVM off names the orphaned LVM volume object. Then, the objects deleted, neither
 // names them.
-func TestGuardObjects_openebs(t *testing.T) {
+func TestClusterGuardObjects_openebs(t *testing.T) {
 	e := newCRDEnv(t, acctest.LockSnapshotCRDs, lockOpenEBSVolumeCRDs)
 	ctx := context.Background()
 	vscGVR := e.crd("volumesnapshotcontents.yaml")
@@ -264,10 +264,10 @@ func TestGuardObjects_openebs(t *testing.T) {
 	wantLines(t, "the destroy guard after the objects were deleted", got, nil, []string{content, pool, orphanLVM, orphanZFS})
 }
 
-// TestGuardObjects_longhorn: the destroy guard of a Longhorn release refuses while a BackingImage
+// TestClusterGuardObjects_longhorn: the destroy guard of a Longhorn release refuses while a BackingImage
 // exists and marks a Longhorn volume of the v2 data engine; the update guard that turns the v2
 // data engine off names the v2 volume and not the v1 one.
-func TestGuardObjects_longhorn(t *testing.T) {
+func TestClusterGuardObjects_longhorn(t *testing.T) {
 	e := newCRDEnv(t, acctest.LockLonghorn)
 	ctx := context.Background()
 	imageGVR := e.crd("backingimages.yaml")
