@@ -12,6 +12,11 @@
 #     move pvmigrate and korb make (stop, copy everything, start), here its lower bound: the copy
 #     is `rsync -a` on the node itself, no copy pod to start. Goal: at most 0.2x.
 #
+#   - between nodes (issue 44; with a second node in the nodes file): the claim then moved on to a
+#     static local volume on node 2 (target_node: an rsync daemon pod there, the client on node
+#     1), its first copy against `rsync -a` over SSH (the nodes' sshd) between the same two
+#     directories. Goal: at least 0.8x. BENCH_MIGRATION_CROSSNODE_OUT: a file for that figure.
+#
 #   BENCH_MIGRATION_MIB  the data in the claim (default 2048); 1 % of it is rewritten meanwhile
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -38,11 +43,14 @@ node="$(jq -r '.nodes[] | select(.machine_dir == "") | .name' "$ROOT/.cluster/no
 ns="bench-migration-$(printf '%04x%04x' $RANDOM $RANDOM)"
 work="$(mktemp -d -p /var/tmp bench-migration.XXXXXX)"
 
+far_dir=""
 cleanup() {
 	(cd "$work/tf" 2>/dev/null && terraform destroy -auto-approve -no-color >/dev/null 2>&1) || true
+	(cd "$work/tf2" 2>/dev/null && terraform destroy -auto-approve -no-color >/dev/null 2>&1) || true
+	[[ -z $far_dir ]] || far rm -rf "$far_dir" "$far_dir-ssh" || true
 	kubectl delete namespace "$ns" --ignore-not-found --wait=true --timeout=2m >/dev/null 2>&1 || true
 	kubectl delete pv -l "bench=$ns" --ignore-not-found --wait=false >/dev/null 2>&1 || true
-	kubectl delete storageclass "$ns-from" "$ns-to" --ignore-not-found >/dev/null 2>&1 || true
+	kubectl delete storageclass "$ns-from" "$ns-to" "$ns-far" --ignore-not-found >/dev/null 2>&1 || true
 	cleanup_work "$work"
 	cluster_down_if_started
 }
@@ -233,3 +241,63 @@ printf '    %-56s %8s s\n' "the swap, the workload started and Ready" "$swap_s"
 printf '  %-58s %8s s\n' "the migration's whole apply" "$apply_s"
 echo "first copy / rsync -a throughput = $copy_ratio (goal >= 0.9: $(verdict "$copy_ratio" 0.9 min)); / the same flags on the node = $(ratio "$copy_mibs" "$flags_mibs")"
 echo "downtime / one-shot downtime = $down_ratio (goal <= 0.2: $(verdict "$down_ratio" 0.2 max))"
+
+# Between nodes: node 2 of the nodes file, over its sshd.
+nodes_json="$ROOT/.cluster/nodes.json"
+far_node="$(jq -r '.nodes[] | select(.machine_dir != "" and (.data_disks | length) > 0) | .name' "$nodes_json" | head -1)"
+[[ -n $far_node ]] || exit 0
+far_json="$(jq -c --arg n "$far_node" '.nodes[] | select(.name == $n)' "$nodes_json")"
+SSH=(ssh -p "$(jq -r .ssh_port <<<"$far_json")" -i "$(jq -r .ssh_private_key "$nodes_json")" -o "UserKnownHostsFile=$(jq -r .ssh_known_hosts "$nodes_json")" -o BatchMode=yes)
+far_host="$(jq -r .ssh_user "$nodes_json")@$(jq -r .ssh_host <<<"$far_json")"
+far() { "${SSH[@]}" "$far_host" "$(printf '%q ' "$@")"; }
+far_hostname="$(kubectl get node "$far_node" -o jsonpath='{.metadata.labels.kubernetes\.io/hostname}')"
+far_dir="$(jq -r '.data_disks[0]' <<<"$far_json")/$ns"
+far mkdir -p "$far_dir"
+echo "==> between nodes: rsync -a over SSH from $node to $far_node" >&2
+ssh_anchor() {
+	sync
+	local t
+	t=$(now)
+	rsync -a -e "${SSH[*]}" "$work/dst/" "$far_host:$far_dir-ssh/" >/dev/null
+	since "$t"
+	far rm -rf "$far_dir-ssh"
+}
+ssh_before=$(ssh_anchor)
+{
+	printf 'apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {name: %s}\n' "$ns-far"
+	printf 'provisioner: kubernetes.io/no-provisioner\nvolumeBindingMode: WaitForFirstConsumer\nreclaimPolicy: Retain\n---\n'
+	volume "$ns-far" "$far_dir" "$ns-far" | sed "s/values: \[$node\]/values: [$far_hostname]/"
+} | kubectl apply -f - >/dev/null
+echo "==> clusterstorage_volume_migration to node $far_node" >&2
+mkdir -p "$work/tf2"
+{
+	provider_tf
+	cat <<HCL
+
+resource "clusterstorage_volume_migration" "far" {
+  namespace         = "$ns"
+  claim             = "data"
+  storage_class     = "$ns-far"
+  target_node       = "$far_node"
+  image             = "$RSYNC"
+  image_pull_policy = "Never"
+}
+HCL
+} >"$work/tf2/main.tf"
+(cd "$work/tf2" && TF_LOG_PROVIDER=INFO TF_LOG_PATH="$work/tf2/provider.log" terraform apply -auto-approve -no-color >"$work/tf2/apply.log" 2>&1) ||
+	{ cat "$work/tf2/apply.log" >&2; exit 1; }
+ssh_after=$(ssh_anchor)
+ssh_s=$(fastest "$ssh_before" "$ssh_after")
+cross_bytes=$(grep -F "copy pod finished" "$work/tf2/provider.log" | head -1 | grep -o ' bytes="\?[0-9.e+-]*' | tr -d '"' | cut -d= -f2 | awk '{ printf "%d", $1 }')
+cross_copy_s=$(grep -F "copy pod finished" "$work/tf2/provider.log" | head -1 | grep -o ' copy_seconds="\?[0-9.e+-]*' | tr -d '"' | cut -d= -f2 | awk '{ printf "%.3f", $1 }')
+cross_mib=$(awk -v b="$cross_bytes" 'BEGIN { print b / 1048576 }')
+data_mib=$(du -sm "$work/dst" | cut -f1)
+cross_mibs=$(mibs "$cross_mib" "$cross_copy_s")
+ssh_mibs=$(mibs "$data_mib" "$ssh_s")
+cross_ratio=$(ratio "$cross_mibs" "$ssh_mibs")
+{
+	printf '\nvolume migration between nodes: %s MiB from %s to %s (static local volumes)\n' "$data_mib" "$node" "$far_node"
+	printf '  %-58s %8s s %6s MiB/s   (before %s s, after %s s)\n' "rsync -a over SSH between the same two directories" "$ssh_s" "$ssh_mibs" "$ssh_before" "$ssh_after"
+	printf '  %-58s %8s s %6s MiB/s\n' "the first copy between nodes (rsync daemon protocol)" "$cross_copy_s" "$cross_mibs"
+	echo "first copy between nodes / rsync over SSH = $cross_ratio (goal >= 0.8: $(verdict "$cross_ratio" 0.8 min))"
+} | tee ${BENCH_MIGRATION_CROSSNODE_OUT:+"$BENCH_MIGRATION_CROSSNODE_OUT"}
