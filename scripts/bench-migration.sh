@@ -244,21 +244,23 @@ echo "downtime / one-shot downtime = $down_ratio (goal <= 0.2: $(verdict "$down_
 
 # Between nodes: node 2 of the nodes file, over its sshd.
 nodes_json="$ROOT/.cluster/nodes.json"
-far_node="$(jq -r '.nodes[] | select(.machine_dir != "" and (.data_disks | length) > 0) | .name' "$nodes_json" | head -1)"
+far_node="$(jq -r '.nodes[] | select(.machine_dir != "") | .name' "$nodes_json" | head -1)"
 [[ -n $far_node ]] || exit 0
 far_json="$(jq -c --arg n "$far_node" '.nodes[] | select(.name == $n)' "$nodes_json")"
 SSH=(ssh -p "$(jq -r .ssh_port <<<"$far_json")" -i "$(jq -r .ssh_private_key "$nodes_json")" -o "UserKnownHostsFile=$(jq -r .ssh_known_hosts "$nodes_json")" -o BatchMode=yes)
 far_host="$(jq -r .ssh_user "$nodes_json")@$(jq -r .ssh_host <<<"$far_json")"
 far() { "${SSH[@]}" "$far_host" "$(printf '%q ' "$@")"; }
 far_hostname="$(kubectl get node "$far_node" -o jsonpath='{.metadata.labels.kubernetes\.io/hostname}')"
-far_dir="$(jq -r '.data_disks[0]' <<<"$far_json")/$ns"
+# On the node's root filesystem: its data disk (2 GB) holds neither the new volume and a copy over
+# SSH beside it nor the default 2 GiB.
+far_dir="/var/tmp/$ns"
 far mkdir -p "$far_dir"
 echo "==> between nodes: rsync -a over SSH from $node to $far_node" >&2
 ssh_anchor() {
 	sync
 	local t
 	t=$(now)
-	rsync -a -e "${SSH[*]}" "$work/dst/" "$far_host:$far_dir-ssh/" >/dev/null
+	rsync -a -e "${SSH[*]}" "$work/dst/" "$far_host:$far_dir-ssh/" >/dev/null || return 1
 	since "$t"
 	far rm -rf "$far_dir-ssh"
 }

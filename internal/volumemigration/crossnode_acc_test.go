@@ -22,21 +22,25 @@ import (
 )
 
 // crossNode is a claim "data" on a local volume of node 1 (this machine) that a writer writes
-// records to, and an Available local volume of the target class on node 2, in a directory of
-// its own on node 2's data disk.
+// records to, and an Available local volume of the target class (with sameClass, the source's
+// class: a move to another node only) on node 2, in a directory of its own on node 2's data disk.
 type crossNode struct {
 	*fixture
 	second         acctest.ClusterNode
 	src, dst       string // the volumes' directories, on node 1 and on node 2
 	srcPV, dstPV   string
 	secondHostname string
+	class          string // the class the claim moves to
 }
 
-func newCrossNode(t *testing.T) *crossNode {
+func newCrossNode(t *testing.T, sameClass bool) *crossNode {
 	t.Helper()
 	f := newFixture(t)
 	nodes := acctest.RequireNodes(t, 2)
-	c := &crossNode{fixture: f}
+	c := &crossNode{fixture: f, class: f.target}
+	if sameClass {
+		c.class = f.source
+	}
 	for _, n := range nodes {
 		if n.Name != f.node && len(n.DataDisks) > 0 {
 			c.second = n
@@ -69,7 +73,7 @@ func newCrossNode(t *testing.T) *crossNode {
 			Capacity:                      corev1.ResourceList{corev1.ResourceStorage: k8sresource.MustParse("64Mi")},
 			AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 			PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
-			StorageClassName:              f.target,
+			StorageClassName:              c.class,
 			PersistentVolumeSource:        corev1.PersistentVolumeSource{Local: &corev1.LocalVolumeSource{Path: c.dst}},
 			NodeAffinity: &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
 				MatchExpressions: []corev1.NodeSelectorRequirement{{Key: volumes.HostnameLabel, Operator: corev1.NodeSelectorOpIn, Values: []string{c.secondHostname}}},
@@ -104,7 +108,7 @@ resource "clusterstorage_volume_migration" "test" {
   image             = %q
   image_pull_policy = "Never"
 }
-`, c.ns, c.target, c.second.Name, acctest.RsyncImage)
+`, c.ns, c.class, c.second.Name, acctest.RsyncImage)
 }
 
 // check checks what the move left: the claim bound to the volume on node 2, every record the
@@ -112,7 +116,7 @@ resource "clusterstorage_volume_migration" "test" {
 // (on node 2), the source volume kept and marked, no pod or Secret of the migration left.
 func (c *crossNode) check(t *testing.T) error {
 	ctx := context.Background()
-	if _, err := c.checkClaim(ctx, c.dstPV, c.target); err != nil {
+	if _, err := c.checkClaim(ctx, c.dstPV, c.class); err != nil {
 		return err
 	}
 	read := c.read(t)
@@ -161,7 +165,7 @@ func kubePodFinished(p *corev1.Pod) bool {
 // on node 2's volume, byte for byte, the writer writes there, the source is kept, and no pod or
 // Secret of the migration is left. A target_node the cluster does not have is refused at plan.
 func TestAccVolumeMigration_crossNode(t *testing.T) {
-	c := newCrossNode(t)
+	c := newCrossNode(t, false)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		Steps: []resource.TestStep{
@@ -182,12 +186,12 @@ func TestAccVolumeMigration_crossNode(t *testing.T) {
 	})
 }
 
-// TestAccVolumeMigration_crossNodeResumed: a run between nodes stops as a killed provider would
-// in the first copy, its rsync daemon and client pods running and its Secret there. The next
+// TestAccVolumeMigration_crossNodeResumed: a claim moves to node 2 on its own class (target_node
+// only). A run between nodes stops as a killed provider would in the first copy, its rsync daemon and client pods running and its Secret there. The next
 // apply removes them, makes them again (the Secret of that name is reused) and finishes: every record on
 // node 2, nothing of the migration left.
 func TestAccVolumeMigration_crossNodeResumed(t *testing.T) {
-	c := newCrossNode(t)
+	c := newCrossNode(t, true)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		Steps: []resource.TestStep{{
@@ -195,7 +199,7 @@ func TestAccVolumeMigration_crossNodeResumed(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 				defer cancel()
 				m := &volumemigration.Migrator{Client: c.client, Spec: volumemigration.Spec{
-					Namespace: c.ns, Claim: "data", StorageClass: c.target, TargetNode: c.second.Name, Image: acctest.RsyncImage, PullPolicy: "Never",
+					Namespace: c.ns, Claim: "data", StorageClass: c.class, TargetNode: c.second.Name, Image: acctest.RsyncImage, PullPolicy: "Never",
 				}, Log: func(msg string, fields map[string]any) { t.Logf("killed run: %s %v", msg, fields) }}
 				if err := volumemigration.RunKilledInCrossCopy(ctx, m); err != volumemigration.ErrKilled {
 					t.Fatalf("the killed run returned %v", err)
