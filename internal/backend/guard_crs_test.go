@@ -80,7 +80,11 @@ func (e *crdEnv) crd(file string) schema.GroupVersionResource {
 	group, _, _ := unstructured.NestedString(obj, "spec", "group")
 	plural, _, _ := unstructured.NestedString(obj, "spec", "names", "plural")
 	versions, _, _ := unstructured.NestedSlice(obj, "spec", "versions")
-	version, _, _ := unstructured.NestedString(versions[0].(map[string]any), "name")
+	first, ok := versions[0].(map[string]any)
+	if !ok {
+		e.t.Fatalf("%s: spec.versions[0] is %T", file, versions[0])
+	}
+	version, _, _ := unstructured.NestedString(first, "name")
 	ctx := context.Background()
 	crds := e.dyn.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
 	gvr := schema.GroupVersionResource{Group: group, Version: version, Resource: plural}
