@@ -32,7 +32,7 @@ SMOKE_CLIS="${SMOKE_CLIS-terraform1.5}"
 # CLI passes it on). What the provider does on the cluster is the same under any CLI and runs
 # under TEST_CLIS only: the Helm machinery, the guards, the fault rows, the k3s migration's steps,
 # the migration's phases.
-CLI_RUN='^TestAcc(Provider_.*|StorageClass_(lifecycle|movedFromKubernetes|identity)|LocalPV_(lifecycle|movedFromKubernetes|importUnpinned|identity)|StorageBackend_(openebsLifecycle|identity|writeOnly|movedFromHelmRelease|interrupted|unknownAtPlan)|StorageBenchmark_(storageClass|interrupt)|StorageCapacity_storageClass|StorageComparison_targetsUnknownAtPlan|K3sDataDirMigration_(basic|identity)|VolumeMigration_(deployment|resumeAfterClaimDeleted|identity))$'
+CLI_RUN='^TestAcc(Provider_.*|StorageClass_(lifecycle|movedFromKubernetes|identity)|LocalPV_(lifecycle|movedFromKubernetes|importUnpinned|identity)|StorageBackend_(openebsLifecycle|identity|writeOnly|movedFromHelmRelease|interrupted|unknownAtPlan)|StorageBenchmark_(storageClass|interrupt)|StorageCapacity_storageClass|StorageComparison_targetsUnknownAtPlan|K3sDataDirMigration_(basic|identity)|VolumeMigration_(deployment|resumeAfterClaimDeleted|identity|crossNode))$'
 
 # One test of each resource and data source kind that needs no backend install: the provider's
 # configuration, a class, a local volume, a benchmark of a node path.
