@@ -12,8 +12,9 @@ import (
 
 // releaseDrivers returns the CSI drivers and provisioners whose volumes a release of the backend
 // type serves: the type's fixed list (backendDrivers) and what the release's own manifest
-// installs, every CSIDriver object (storage.k8s.io) and the provisioner of every StorageClass,
-// those a ConfigMap carries for an operator to create included (Longhorn's longhorn-storageclass).
+// installs, every CSIDriver object (storage.k8s.io) and the provisioner of every StorageClass
+// (but kubernetes.io/no-provisioner), those a ConfigMap carries for an operator to create included
+// (Longhorn's longhorn-storageclass).
 // A chart that brings a driver the fixed list does not know (a newer engine, a renamed driver)
 // is then guarded too. Sorted, each once.
 func releaseDrivers(backendType, manifest string) ([]string, error) {
@@ -23,6 +24,9 @@ func releaseDrivers(backendType, manifest string) ([]string, error) {
 		return nil, err
 	}
 	for _, d := range found {
+		if d == noProvisioner {
+			continue // static volumes: no driver serves them, they outlive any backend
+		}
 		if !slices.Contains(out, d) {
 			out = append(out, d)
 		}
@@ -30,6 +34,10 @@ func releaseDrivers(backendType, manifest string) ([]string, error) {
 	sort.Strings(out)
 	return out, nil
 }
+
+// noProvisioner is the provisioner of classes whose volumes are made by hand (local volumes):
+// a chart's class of it names no driver of the release.
+const noProvisioner = "kubernetes.io/no-provisioner"
 
 // manifestObject is what manifestDrivers reads of one object of a manifest.
 type manifestObject struct {

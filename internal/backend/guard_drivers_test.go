@@ -7,7 +7,8 @@ import (
 
 // TestReleaseDrivers: the drivers a release serves are its type's fixed list and what its own
 // manifest installs: CSIDriver objects and the provisioners of its StorageClasses, those in a
-// ConfigMap (Longhorn's longhorn-storageclass) and in a List included; each once, sorted.
+// ConfigMap (Longhorn's longhorn-storageclass) and in a List included, a class of static volumes
+// (kubernetes.io/no-provisioner) left out; each once, sorted.
 func TestReleaseDrivers(t *testing.T) {
 	manifest := `---
 # Source: openebs/charts/new-engine/templates/csidriver.yaml
@@ -29,6 +30,12 @@ kind: StorageClass
 metadata:
   name: openebs-hostpath
 provisioner: openebs.io/local
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: static-local
+provisioner: kubernetes.io/no-provisioner
 ---
 apiVersion: v1
 kind: ConfigMap
