@@ -39,8 +39,8 @@ func startHeapProfiler(dir string) (*heapProfiler, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("%s: %w", heapProfileEnv, err)
 	}
-	// Record every allocation's stack from here on would cost too much; the default rate (one
-	// sample per 512 KiB) is enough to rank the largest holders.
+	// The default sampling rate (one sample per 512 KiB allocated) is enough to rank the largest
+	// holders; recording every allocation would slow the provider down.
 	p := &heapProfiler{dir: dir, pid: os.Getpid(), stop: make(chan struct{})}
 	p.done.Add(1)
 	go p.run()

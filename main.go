@@ -43,8 +43,8 @@ func main() {
 		}
 		profiler = p
 	}
-	// As providerserver.Serve serves it, through protoserver: the framework keeps every request's
-	// context until the provider stops, and with it what each request logged (issue 43).
+	// As providerserver.Serve serves it, but through protoserver: the framework keeps every
+	// request's context, and what each request logged, until the provider stops.
 	var opts []tf6server.ServeOpt
 	if debug {
 		opts = append(opts, tf6server.WithManagedDebug())
