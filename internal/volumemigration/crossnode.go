@@ -366,3 +366,22 @@ func (m *Migrator) killInCopy(ctx context.Context, client *corev1.Pod) error {
 	}
 	return errKilled
 }
+
+// movesOn reports whether a done migration recorded on a claim that stayed on its class is not
+// what this run asks for: a restore (Spec.Volume) while the claim is on another volume, or a
+// target_node other than the node of the volume the claim is on (a move between nodes on one
+// class). Then the run is a new migration, not the adoption of the one recorded.
+func (m *Migrator) movesOn(ctx context.Context, claim *corev1.PersistentVolumeClaim, p progress) bool {
+	if m.Spec.Volume != "" {
+		return claim.Spec.VolumeName != m.Spec.Volume
+	}
+	if m.Spec.TargetNode == "" || claim.Spec.VolumeName == "" {
+		return false
+	}
+	pv, err := m.Client.CoreV1().PersistentVolumes().Get(ctx, claim.Spec.VolumeName, metav1.GetOptions{})
+	if err != nil {
+		return false // unknown: the record stands
+	}
+	node := m.nodeNamed(ctx, volumes.Node(pv))
+	return node != "" && node != m.Spec.TargetNode
+}

@@ -98,17 +98,44 @@ func (c *crossNode) read(t *testing.T) acctest.ReadFunc {
 	}
 }
 
-func (c *crossNode) config() string {
+func (c *crossNode) config() string { return c.configRestore(false) }
+
+func (c *crossNode) configRestore(restore bool) string {
 	return acctest.ProviderConfig() + fmt.Sprintf(`
 resource "clusterstorage_volume_migration" "test" {
-  namespace         = %q
-  claim             = "data"
-  storage_class     = %q
-  target_node       = %q
-  image             = %q
-  image_pull_policy = "Never"
+  namespace          = %q
+  claim              = "data"
+  storage_class      = %q
+  target_node        = %q
+  image              = %q
+  image_pull_policy  = "Never"
+  restore_on_destroy = %t
 }
-`, c.ns, c.class, c.second.Name, acctest.RsyncImage)
+`, c.ns, c.class, c.second.Name, acctest.RsyncImage, restore)
+}
+
+// checkRestored checks what the destroy of a migration with restore_on_destroy left: the claim
+// back on the source volume on node 1, every record node 2's volume held at the stop at the
+// start of the source's, no pod or Secret of the migration left.
+func (c *crossNode) checkRestored(t *testing.T) error {
+	ctx := context.Background()
+	if _, err := c.checkClaim(ctx, c.srcPV, c.class); err != nil {
+		return err
+	}
+	records, err := acctest.CheckRecordsMoved(c.read(t), c.dst, c.src)
+	if err != nil {
+		return err
+	}
+	t.Logf("records on node %s at the stop: %d, all back on the source", c.second.Name, records)
+	pods, err := c.client.CoreV1().Pods(c.ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/component=volume-migration"})
+	if err != nil || len(pods.Items) > 0 {
+		return fmt.Errorf("pods of the migration left: %v (%v)", podNames(pods), err)
+	}
+	secrets, err := c.client.CoreV1().Secrets(c.ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/component=volume-migration"})
+	if err != nil || len(secrets.Items) > 0 {
+		return fmt.Errorf("Secrets of the migration left: %v (%v)", secrets, err)
+	}
+	return nil
 }
 
 // check checks what the move left: the claim bound to the volume on node 2, every record the
@@ -189,7 +216,8 @@ func TestAccVolumeMigration_crossNode(t *testing.T) {
 // TestAccVolumeMigration_crossNodeResumed: a claim moves to node 2 on its own class (target_node
 // only). A run between nodes stops as a killed provider would in the first copy, its rsync daemon and client pods running and its Secret there. The next
 // apply removes them, makes them again (the Secret of that name is reused) and finishes: every record on
-// node 2, nothing of the migration left.
+// node 2, nothing of the migration left. Then restore_on_destroy is set and the destroy moves the
+// claim back to node 1, between nodes again: every record back on the source volume.
 func TestAccVolumeMigration_crossNodeResumed(t *testing.T) {
 	c := newCrossNode(t, true)
 	resource.Test(t, resource.TestCase{
@@ -218,7 +246,10 @@ func TestAccVolumeMigration_crossNodeResumed(t *testing.T) {
 				resource.TestCheckResourceAttr("clusterstorage_volume_migration.test", "volume", c.dstPV),
 				func(*terraform.State) error { return c.check(t) },
 			),
+		}, {
+			Config: c.configRestore(true),
 		}},
+		CheckDestroy: func(*terraform.State) error { return c.checkRestored(t) },
 	})
 }
 

@@ -108,7 +108,7 @@ func checkPlan(in planInput) []problem {
 	}
 	if in.Class == nil && in.Volume == "" {
 		out = append(out, classMissing(in))
-	} else if volumes.ClassOf(c) == in.StorageClass && (in.TargetNode == "" || in.TargetNode == in.SourceNode) {
+	} else if volumes.ClassOf(c) == in.StorageClass && (in.TargetNode == "" || in.TargetNode == in.SourceNode) && (in.Volume == "" || c.Spec.VolumeName == in.Volume) {
 		out = append(out, problem{"storage_class", "Claim " + ref + " is already on StorageClass " + in.StorageClass,
 			"There is nothing to move: the claim's storageClassName is already " + in.StorageClass + "."})
 	}

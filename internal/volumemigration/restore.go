@@ -35,7 +35,9 @@ func RestoreSpec(ctx context.Context, client kubernetes.Interface, s Spec, volum
 	if err != nil && !kube.IsNotFound(err) {
 		return s, false, fmt.Errorf("reading claim %s: %w", ref, err)
 	}
-	s.StorageClass, s.Volume, s.Size, s.DeleteSource = pv.Spec.StorageClassName, volume, nil, false
+	// The kept volume is where it is: a move back to another node goes there (crossnode.go
+	// finds its node), whatever target_node said of the way out.
+	s.StorageClass, s.Volume, s.Size, s.DeleteSource, s.TargetNode = pv.Spec.StorageClassName, volume, nil, false, ""
 	if claim != nil && err == nil && claim.Spec.VolumeName == volume {
 		p, perr := progressOf(claim.Annotations)
 		if perr == nil && (p.Phase == phaseNone || p.Phase == phaseDone) {
