@@ -242,3 +242,30 @@ func TestCheckTargetNode(t *testing.T) {
 		t.Errorf("the same class on the same node: %v", err)
 	}
 }
+
+// TestMovesOn: a done record on a claim that stayed on its class is adopted, unless the run is a
+// restore and the claim is not on the restore's volume, or target_node names another node than
+// the one the claim's volume is on.
+func TestMovesOn(t *testing.T) {
+	pv := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv-1"}, Spec: corev1.PersistentVolumeSpec{
+		NodeAffinity: &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+			MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "kubernetes.io/hostname", Operator: corev1.NodeSelectorOpIn, Values: []string{"n2"}}},
+		}}}}}}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n2", Labels: map[string]string{"kubernetes.io/hostname": "n2"}}}
+	claim := boundClaim("local") // on pv-1
+	for _, c := range []struct {
+		spec Spec
+		want bool
+	}{
+		{Spec{}, false},
+		{Spec{TargetNode: "n2"}, false},
+		{Spec{TargetNode: "n1"}, true},
+		{Spec{Volume: "pv-1"}, false},
+		{Spec{Volume: "pv-0"}, true},
+	} {
+		m := &Migrator{Client: fake.NewClientset(pv, node), Spec: c.spec}
+		if got := m.movesOn(context.Background(), claim, progress{Phase: phaseDone}); got != c.want {
+			t.Errorf("%+v: movesOn %t, want %t", c.spec, got, c.want)
+		}
+	}
+}
