@@ -371,7 +371,7 @@ func (m *Migrator) killInCopy(ctx context.Context, client *corev1.Pod) error {
 // what this run asks for: a restore (Spec.Volume) while the claim is on another volume, or a
 // target_node other than the node of the volume the claim is on (a move between nodes on one
 // class). Then the run is a new migration, not the adoption of the one recorded.
-func (m *Migrator) movesOn(ctx context.Context, claim *corev1.PersistentVolumeClaim, p progress) bool {
+func (m *Migrator) movesOn(ctx context.Context, claim *corev1.PersistentVolumeClaim) bool {
 	if m.Spec.Volume != "" {
 		return claim.Spec.VolumeName != m.Spec.Volume
 	}

@@ -264,7 +264,7 @@ func TestMovesOn(t *testing.T) {
 		{Spec{Volume: "pv-0"}, true},
 	} {
 		m := &Migrator{Client: fake.NewClientset(pv, node), Spec: c.spec}
-		if got := m.movesOn(context.Background(), claim, progress{Phase: phaseDone}); got != c.want {
+		if got := m.movesOn(context.Background(), claim); got != c.want {
 			t.Errorf("%+v: movesOn %t, want %t", c.spec, got, c.want)
 		}
 	}

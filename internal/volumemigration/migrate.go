@@ -176,7 +176,7 @@ func (m *Migrator) Observe(ctx context.Context) (planInput, error) {
 		}
 		in.Progress = further(in.Progress, pvp)
 	}
-	if in.Progress.Phase == phaseDone && (in.Claim == nil || volumes.ClassOf(in.Claim) != m.Spec.StorageClass || m.movesOn(ctx, in.Claim, in.Progress)) {
+	if in.Progress.Phase == phaseDone && (in.Claim == nil || volumes.ClassOf(in.Claim) != m.Spec.StorageClass || m.movesOn(ctx, in.Claim)) {
 		in.Progress = progress{} // migrated once, moved on since: a new migration
 	}
 	classes, err := m.Client.StorageV1().StorageClasses().List(ctx, metav1.ListOptions{})
