@@ -92,7 +92,8 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 					"local source). The copy's pods run there, so a `WaitForFirstConsumer` class provisions the new volume on it; a class of static or " +
 					"`Immediate` volumes must give it one of that node (checked at plan against its Available volumes, and again once the new claim is bound). " +
 					"When the source volume is pinned to another node (local PVs, hostPath, OpenEBS hostpath, local-path), the data is copied between the " +
-					"nodes over the pod network: an rsync daemon pod on this node, reached by its pod IP, and an rsync client pod on the source's node, " +
+					"nodes over the pod network: an rsync daemon pod on this node, reached by its pod IP (with `host_network`, the node's: it then listens on " +
+					"the node's addresses), and an rsync client pod on the source's node, " +
 					"authenticated with a random password in a Secret the migration makes and removes. The rsync daemon protocol is NOT encrypted: the " +
 					"data crosses the network in the clear. Where NetworkPolicies isolate the namespace, allow the pods labelled `" + labelComponent + "=" +
 					component + "` to reach each other on TCP ports 20000-29999. Checked at plan: the node exists, and with the provider's `ssh` block an " +
