@@ -82,13 +82,15 @@ type recorder struct {
 	sawDone                  bool
 	ctx                      context.Context
 	child                    context.Context
+	// stopChild is kept, not called: the test checks that the child is done with its parent.
+	stopChild context.CancelFunc
 }
 
 func (r *recorder) ReadResource(ctx context.Context, _ *tfprotov6.ReadResourceRequest) (*tfprotov6.ReadResourceResponse, error) {
 	r.ctx = ctx
 	r.sawValue = ctx.Value(payloadKey{})
 	r.sawDone = ctx.Err() != nil
-	r.child, _ = context.WithCancel(ctx) //nolint:govet // the child is cancelled with its parent; that is checked.
+	r.child, r.stopChild = context.WithCancel(ctx)
 	return &tfprotov6.ReadResourceResponse{}, nil
 }
 
