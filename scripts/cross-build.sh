@@ -7,11 +7,13 @@
 #
 #   scripts/cross-build.sh                 every pair, JOBS (default 2) at a time
 #   scripts/cross-build.sh linux/arm64     only the pairs named (each must be one the config lists)
+#   scripts/cross-build.sh --json          prints the pairs as a JSON array and builds nothing (the
+#                                          matrix of .github/workflows/test.yml's cross-build job)
 #
 # Each pair compiles every dependency again (Helm, client-go): cold, minutes per pair on 2 cores.
-# Run it at a low priority on a shared machine: `nice -n 19 scripts/cross-build.sh`. Not part of
-# .ci/run (see DEVELOPMENT.md). Exits non-zero when any pair fails; the log of each failed pair
-# is printed.
+# Run it at a low priority on a shared machine: `nice -n 19 scripts/cross-build.sh`. .ci/run
+# builds two pairs (`make cross-build`) beside the tests at the lowest priority. Exits non-zero
+# when any pair fails; the log of each failed pair is printed.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -55,6 +57,16 @@ mapfile -t all < <(goreleaser_pairs)
 if ((${#all[@]} == 0)); then
 	echo "no goos/goarch pairs found in $config" >&2
 	exit 1
+fi
+if [[ ${1-} == --json ]]; then
+	printf '['
+	sep=""
+	for p in "${all[@]}"; do
+		printf '%s"%s"' "$sep" "$p"
+		sep=","
+	done
+	printf ']\n'
+	exit 0
 fi
 pairs=("${all[@]}")
 if (($# > 0)); then
