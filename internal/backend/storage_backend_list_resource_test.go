@@ -38,16 +38,21 @@ func TestAccStorageBackend_adoptWithQuery(t *testing.T) {
 	if cli := os.Getenv("TF_ACC_TERRAFORM_PATH"); cli != "" {
 		requireQuery(t, cli) // before DevCLI builds the provider
 	}
-	// The chart's defaults turn the VolumeSnapshot CRDs and Mayastor (its classes have fixed
-	// names) on: the locks of the tests that install those.
-	f := newFixture(t, acctest.LockSnapshotCRDs, acctest.LockMayastorNode)
+	// The chart's defaults turn Mayastor (its classes have fixed names) on: the lock of the tests
+	// that install it.
+	f := newFixture(t, acctest.LockMayastorNode)
 	cli, rc := acctest.DevCLI(t)
 	sshd, node, root := acctest.StartSSHD(t), acctest.Node(t), t.TempDir()
 	ctx := context.Background()
 	const version = "4.0.1"
 
-	// OpenEBS as a person installs it: `helm install` with the chart's defaults.
-	helmRun(t, "install", "openebs", "openebs", "--repo", f.repo, "--version", version, "--namespace", f.ns, "--create-namespace")
+	// OpenEBS as a person installs it: `helm install` with the chart's defaults, but for what a
+	// cluster that already has OpenEBS needs: the cluster is not empty (`make demo` leaves its own
+	// OpenEBS release, its openebs-hostpath class and the VolumeSnapshot CRDs in place), and both
+	// are cluster-wide.
+	hostpathClass := acctest.RandomName("acc-adopt-hostpath")
+	helmRun(t, "install", "openebs", "openebs", "--repo", f.repo, "--version", version, "--namespace", f.ns, "--create-namespace",
+		"--set", "localpv-provisioner.hostpathClass.name="+hostpathClass+",openebs-crds.csi.volumeSnapshots.enabled=false")
 	// A release Flux's helm-controller manages (its labels on the release record); engines and
 	// CRDs off and a class of its own, beside the first.
 	flux := acctest.RandomName("acc-flux")
@@ -92,7 +97,7 @@ func TestAccStorageBackend_adoptWithQuery(t *testing.T) {
 			t.Fatal(err)
 		}
 		v["release openebs"] = strconv.Itoa(st.Revision)
-		for _, name := range []string{fast, slow, "openebs-hostpath"} {
+		for _, name := range []string{fast, slow, hostpathClass} {
 			sc, err := f.client.StorageV1().StorageClasses().Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
 				t.Fatal(err)
@@ -191,6 +196,7 @@ list "clusterstorage_local_pv" "slow" {
 	for what, want := range map[string]int{
 		`resource "clusterstorage_storage_backend"`: 1, `resource "clusterstorage_storage_class"`: 2, `resource "clusterstorage_local_pv"`: 3,
 		"import {": 6, "identity = {": 6, `type = "openebs"`: 1, flux: 0,
+		`hostpath_class_name = "` + hostpathClass + `"`: 1, // the typed setting, not raw values
 	} {
 		if n := strings.Count(strings.Join(strings.Fields(string(generated)), " "), what); n != want {
 			t.Errorf("generated.tf has %d %s, want %d", n, what, want)
