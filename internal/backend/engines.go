@@ -240,16 +240,17 @@ var openebsDeps44 = []dependency{
 // installation page still shows for 4.2.x, 4.3.x and 4.4.x alike). Rawfile LocalPV is first
 // listed in the 4.4.x release notes (0.13.1, experimental) and nowhere in 4.3.x's: 4.3 is 4.4's
 // layout without it. Mayastor 2.9 (4.3.2's release notes) is taken to have 2.10's loki/alloy.
-var openebsDeps43 = []dependency{
-	{Path: "openebs-crds"},
-	{Path: "loki", Condition: "loki.enabled"},
-	{Path: "alloy", Condition: "alloy.enabled"},
-	{Path: "localpv-provisioner"},
-	{Path: "zfs-localpv", Condition: "engines.local.zfs.enabled"},
-	{Path: "lvm-localpv", Condition: "engines.local.lvm.enabled"},
-	{Path: "mayastor", Condition: "engines.replicated.mayastor.enabled"},
-	{Path: "mayastor/loki", Condition: "loki.enabled"},
-	{Path: "mayastor/alloy", Condition: "alloy.enabled"},
+var openebsDeps43 = dependenciesWithout(openebsDeps44, "rawfile-localpv")
+
+// dependenciesWithout returns deps without the dependency at path, in the same order.
+func dependenciesWithout(deps []dependency, path string) []dependency {
+	out := make([]dependency, 0, len(deps))
+	for _, d := range deps {
+		if d.Path != path {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 var openebsKeys44 = append([]valueKey{
