@@ -86,6 +86,9 @@ func (c *Client) actionConfig(namespace string) (*action.Configuration, error) {
 	if err := cfg.Init(getter, namespace, "secret"); err != nil {
 		return nil, fmt.Errorf("initialising Helm for namespace %q: %w", namespace, err)
 	}
+	if dc, err := getter.ToDiscoveryClient(); err == nil {
+		validateOnServer(cfg.KubeClient, dc)
+	}
 	return cfg, nil
 }
 
