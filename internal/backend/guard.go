@@ -115,7 +115,7 @@ func (v guardedVolume) String() string {
 // Longhorn every volumes.longhorn.io object; and while objects of those drivers that need them to
 // go away exist (guard_crs.go: VolumeSnapshotContents, Longhorn BackingImages, Mayastor DiskPools,
 // LVM and ZFS volume objects without a PersistentVolume). The drivers are the type's and those
-// the release's own manifest installs (releaseDrivers). The release's own claims (those of its
+// the release's own manifest installs (releaseDrivers, all). The release's own claims (those of its
 // StatefulSets' volumeClaimTemplates: Mayastor's etcd, Loki, MinIO) do not count. With
 // force_destroy the volumes are listed in a warning instead.
 func (r *Resource) guard(ctx context.Context, client kubernetes.Interface, s spec, st *helm.Status) diag.Diagnostics {
@@ -123,7 +123,9 @@ func (r *Resource) guard(ctx context.Context, client kubernetes.Interface, s spe
 	internal, err := internalClaims(st)
 	var drivers []string
 	if err == nil {
-		drivers, err = releaseDrivers(s.Type, st.Manifest)
+		var set releaseDriverSet
+		set, err = releaseDrivers(s.Type, st.Manifest)
+		drivers = set.all()
 	}
 	if err != nil {
 		diags.AddError("Reading the manifest of Helm release "+s.id()+" failed",

@@ -305,3 +305,62 @@ func TestClusterGuardObjects_longhorn(t *testing.T) {
 		fmt.Sprintf("Longhorn volume %s/%s (driver.longhorn.io, data engine v2)", e.ns, v2Vol),
 	}, []string{v1Vol, image})
 }
+
+// TestClusterGuardUpdate_manifestDrivers: the update guard finds the drivers of an engine it
+// turns off the way the destroy guard finds a release's, from the release's manifest: a
+// CSIDriver the provider's table does not know, in the LVM subchart's part of the manifest,
+// blocks turning LVM off while a volume of it exists (named with the table's LVM driver in the
+// scope); a driver of the Mayastor subchart's part does not, and blocks turning Mayastor off
+// instead. The destroy guard names both.
+func TestClusterGuardUpdate_manifestDrivers(t *testing.T) {
+	e := newCRDEnv(t)
+	ctx := context.Background()
+	lvmOnly, mayastorOnly := acctest.RandomName("acc")+".lvm.example.com", acctest.RandomName("acc")+".mayastor.example.com"
+	manifest := fmt.Sprintf(`---
+# Source: openebs/charts/lvm-localpv/templates/csidriver.yaml
+apiVersion: storage.k8s.io/v1
+kind: CSIDriver
+metadata:
+  name: %s
+spec: {}
+---
+# Source: openebs/charts/mayastor/templates/storageclass.yaml
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: %s
+provisioner: %s
+`, lvmOnly, acctest.RandomName("acc-mayastor-class"), mayastorOnly)
+	lvmPV, mayastorPV := acctest.RandomName("acc-lvm-pv"), acctest.RandomName("acc-mayastor-pv")
+	e.pv(lvmPV, lvmOnly)
+	e.pv(mayastorPV, mayastorOnly)
+
+	engines := func(lvm, mayastor bool) map[string]any {
+		return map[string]any{"engines": map[string]any{
+			"local":      map[string]any{"lvm": map[string]any{"enabled": lvm}, "zfs": map[string]any{"enabled": false}},
+			"replicated": map[string]any{"mayastor": map[string]any{"enabled": mayastor}},
+		}}
+	}
+	update := func(to map[string]any) string {
+		t.Helper()
+		got, err := backend.GuardUpdate(ctx, acctest.Kubeconfig(), "openebs", e.ns, manifest, "4.4.0", nil, engines(true, true), "4.4.0", nil, to)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	wantLines(t, "the update guard turning LVM off", update(engines(false, true)), []string{
+		"error: Update of storage backend " + e.ns + "/openebs would strand volumes",
+		"lvm_enabled (engines.local.lvm.enabled) turns from true to false (" + lvmOnly + ", local.csi.openebs.io): their CSI driver is uninstalled",
+		"PersistentVolume " + lvmPV + " (" + lvmOnly + ", Available, reclaim Retain)",
+	}, []string{mayastorPV})
+	wantLines(t, "the update guard turning Mayastor off", update(engines(true, false)), []string{
+		"mayastor_enabled (engines.replicated.mayastor.enabled) turns from true to false (" + mayastorOnly + ", io.openebs.csi-mayastor)",
+		"PersistentVolume " + mayastorPV + " (" + mayastorOnly + ", Available, reclaim Retain)",
+	}, []string{lvmPV})
+	got, err := backend.GuardDestroy(ctx, acctest.Kubeconfig(), "openebs", e.ns, manifest, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantLines(t, "the destroy guard", got, []string{"PersistentVolume " + lvmPV, "PersistentVolume " + mayastorPV}, nil)
+}

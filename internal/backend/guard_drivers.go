@@ -10,36 +10,130 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// releaseDrivers returns the CSI drivers and provisioners whose volumes a release of the backend
-// type serves: the type's fixed list (backendDrivers) and what the release's own manifest
-// installs, every CSIDriver object (storage.k8s.io) and the provisioner of every StorageClass
-// (but kubernetes.io/no-provisioner), those a ConfigMap carries for an operator to create included
-// (Longhorn's longhorn-storageclass).
-// A chart that brings a driver the fixed list does not know (a newer engine, a renamed driver)
-// is then guarded too. Sorted, each once.
-func releaseDrivers(backendType, manifest string) ([]string, error) {
-	out := slices.Clone(backendDrivers[backendType])
-	found, err := manifestDrivers(manifest)
-	if err != nil {
-		return nil, err
-	}
-	for _, d := range found {
-		if d == noProvisioner {
-			continue // static volumes: no driver serves them, they outlive any backend
+// releaseDriverSet is what a release's manifest says of the CSI drivers and provisioners it
+// serves, by part of the release: the subchart each object comes from (the first charts/<name> of
+// its "# Source:" path, so a subchart's own subcharts count as its part), "" for the chart's own
+// templates and objects without a source.
+type releaseDriverSet struct {
+	backendType string
+	// byPart holds each part's drivers, in manifest order; parts has every part with an object.
+	byPart map[string][]string
+	parts  map[string]bool
+}
+
+// releaseDrivers reads which drivers a release of backendType serves from its manifest: every
+// CSIDriver object (storage.k8s.io) and the provisioner of every StorageClass (but
+// kubernetes.io/no-provisioner), those a ConfigMap carries for an operator to create included
+// (Longhorn's longhorn-storageclass), each under the part of the release it comes from. It is the
+// one reading of a release's drivers both guards use: the destroy guard counts those of the whole
+// release (all), the update guard those of the engines it turns off (ofEngines). The provider's
+// table (backendDrivers, partFloor) is the floor under both, so a chart that brings a driver the
+// table does not know (a newer engine, a renamed driver) is guarded too, and a manifest that
+// cannot say (none yet) still guards the table's.
+func releaseDrivers(backendType, manifest string) (releaseDriverSet, error) {
+	set := releaseDriverSet{backendType: backendType, byPart: map[string][]string{}, parts: map[string]bool{}}
+	for i, doc := range sortedDocs(manifest) {
+		var o manifestObject
+		if err := yaml.Unmarshal([]byte(doc), &o); err != nil {
+			return releaseDriverSet{}, fmt.Errorf("parsing manifest document %d: %w", i, err)
 		}
-		if !slices.Contains(out, d) {
-			out = append(out, d)
+		if o.Kind == "" {
+			continue // only comments
+		}
+		part := sourcePart(doc)
+		set.parts[part] = true
+		for _, d := range objectDrivers(o) {
+			if d != noProvisioner && !slices.Contains(set.byPart[part], d) {
+				set.byPart[part] = append(set.byPart[part], d)
+			}
 		}
 	}
-	sort.Strings(out)
-	return out, nil
+	return set, nil
+}
+
+// all is every driver of the release: the type's fixed list and every part's, sorted, each once.
+func (s releaseDriverSet) all() []string {
+	out := slices.Clone(backendDrivers[s.backendType])
+	for _, ds := range s.byPart {
+		out = append(out, ds...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// ofEngines returns, for each subchart in gone (engines an update turns off or a chart version
+// drops), the drivers whose volumes lose their driver with it: those its part of the manifest
+// declares and the table's for it (partFloor), but for those a part of the release that stays
+// declares too (Mayastor's etcd class names OpenEBS's hostpath provisioner, which
+// localpv-provisioner keeps serving). Each list is sorted.
+func (s releaseDriverSet) ofEngines(gone []string) map[string][]string {
+	floor := partFloor[s.backendType]
+	staying := map[string]bool{}
+	for p := range s.parts {
+		if slices.Contains(gone, p) {
+			continue
+		}
+		for _, d := range s.byPart[p] {
+			staying[d] = true
+		}
+		for _, d := range floor[p] {
+			staying[d] = true
+		}
+	}
+	out := map[string][]string{}
+	for _, p := range gone {
+		var ds []string
+		for _, d := range append(slices.Clone(floor[p]), s.byPart[p]...) {
+			if !staying[d] && !slices.Contains(ds, d) {
+				ds = append(ds, d)
+			}
+		}
+		slices.Sort(ds)
+		out[p] = ds
+	}
+	return out
+}
+
+// partFloor is, per backend type, the drivers the provider's table knows each part of the
+// release to install (a subchart's path; "" the chart's own templates): OpenEBS's engine
+// subcharts (subchartDrivers) and its hostpath provisioner, Longhorn's own. Every one is in
+// backendDrivers (TestSubchartDrivers).
+var partFloor = func() map[string]map[string][]string {
+	openebs := map[string][]string{"localpv-provisioner": {hostpathDriver}}
+	for p, d := range subchartDrivers {
+		openebs[p] = []string{d}
+	}
+	return map[string]map[string][]string{
+		typeOpenEBS:  openebs,
+		typeLonghorn: {"": {longhornDriver}},
+	}
+}()
+
+// sourcePart is the part of the release a manifest document comes from, by the "# Source:"
+// comment Helm writes above it (e.g. openebs/charts/mayastor/charts/etcd/templates/x.yaml is
+// mayastor's): the first subchart of its path, "" for the chart's own templates or no comment.
+func sourcePart(doc string) string {
+	for _, line := range strings.Split(doc, "\n") {
+		line = strings.TrimSpace(line)
+		if rest, ok := strings.CutPrefix(line, "# Source: "); ok {
+			segs := strings.Split(rest, "/")
+			if len(segs) > 2 && segs[1] == "charts" {
+				return segs[2]
+			}
+			return ""
+		}
+		if line != "" && line != "---" && !strings.HasPrefix(line, "#") {
+			return "" // the object began without a source
+		}
+	}
+	return ""
 }
 
 // noProvisioner is the provisioner of classes whose volumes are made by hand (local volumes):
 // a chart's class of it names no driver of the release.
 const noProvisioner = "kubernetes.io/no-provisioner"
 
-// manifestObject is what manifestDrivers reads of one object of a manifest.
+// manifestObject is what objectDrivers reads of one object of a manifest.
 type manifestObject struct {
 	APIVersion string `json:"apiVersion"`
 	Kind       string `json:"kind"`
@@ -51,9 +145,9 @@ type manifestObject struct {
 	Items       []manifestObject  `json:"items"`
 }
 
-// manifestDrivers returns the names of the CSIDriver objects and the StorageClass provisioners of
-// a rendered manifest, in manifest order, each once.
-func manifestDrivers(manifest string) ([]string, error) {
+// objectDrivers returns the names of the CSIDriver objects and the StorageClass provisioners one
+// manifest object is or holds (a List's items, a ConfigMap's embedded classes), in order, each once.
+func objectDrivers(top manifestObject) []string {
 	var out []string
 	add := func(d string) {
 		if d != "" && !slices.Contains(out, d) {
@@ -91,14 +185,8 @@ func manifestDrivers(manifest string) ([]string, error) {
 			}
 		}
 	}
-	for i, doc := range sortedDocs(manifest) {
-		var o manifestObject
-		if err := yaml.Unmarshal([]byte(doc), &o); err != nil {
-			return nil, fmt.Errorf("parsing manifest document %d: %w", i, err)
-		}
-		visit(o, false)
-	}
-	return out, nil
+	visit(top, false)
+	return out
 }
 
 // sortedDocs splits a multi-document manifest into its documents, in order.

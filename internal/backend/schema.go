@@ -290,7 +290,9 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 					"`false`, or a raw value that turns off an engine's dependency condition such as `engines.local.rawfile.enabled`), of an engine " +
 					"the new chart version no longer has, of the hostpath class when `hostpath_base_path` changes, every Longhorn volume when " +
 					"`default_data_path` changes, and Longhorn's v2 data engine volumes when `defaultSettings.v2DataEngine` turns off. Whether an " +
-					"engine is on is read from the chart archive's values with the planned values over them. The volumes and objects are counted " +
+					"engine is on is read from the chart archive's values with the planned values over them. An engine's drivers are the one `force_destroy` lists for it (" +
+					"`lvm_enabled`: `local.csi.openebs.io`) and every CSIDriver and StorageClass provisioner its subchart put in the release's manifest, but for those another part " +
+					"of the release that stays keeps serving (Mayastor's etcd class names the hostpath provisioner). The volumes and objects are counted " +
 					"as `force_destroy` counts them and each is named. With `true`, the " +
 					"update goes ahead and a warning lists them; the provider deletes no data either way.",
 			},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -14,8 +15,9 @@ import (
 )
 
 // subchartDrivers maps the OpenEBS subcharts that install a CSI driver to that driver (each one
-// of backendDrivers[typeOpenEBS]). The hostpath provisioner (localpv-provisioner) has no
-// condition: it is never turned off, only its base path moves.
+// of backendDrivers[typeOpenEBS]): the floor under the drivers the release's manifest declares
+// for each (partFloor, releaseDriverSet.ofEngines). The hostpath provisioner (localpv-provisioner)
+// has no condition: it is never turned off, only its base path moves.
 var subchartDrivers = map[string]string{
 	"mayastor":        "io.openebs.csi-mayastor",
 	"lvm-localpv":     "local.csi.openebs.io",
@@ -25,8 +27,9 @@ var subchartDrivers = map[string]string{
 
 // strand is one change of an update that leaves volumes without their driver or their data path.
 type strand struct {
-	// Driver whose volumes the change strands.
-	Driver string
+	// Drivers whose volumes the change strands: for an engine turned off, those of its subchart
+	// (releaseDriverSet.ofEngines).
+	Drivers []string
 	// Class, when set, limits them to the volumes of that StorageClass (the hostpath class,
 	// whose base path moves); "" is every volume of the driver.
 	Class string
@@ -43,9 +46,11 @@ type strand struct {
 // planned values) that strand volumes: an engine turned off (a typed toggle or a raw value of its
 // dependency condition, the chart's own default where unset: engineOn), a chart version without
 // the subchart of an engine that is on, Longhorn's v2 data engine turned off, OpenEBS's hostpath
-// base path or Longhorn's default data path changing. A version outside the table is read with
-// the planned version's layout; nil chart values fall back to the table's defaults.
-func strandedBy(backendType, fromVersion string, fromChart, from map[string]any, toVersion string, toChart, to map[string]any) []strand {
+// base path or Longhorn's default data path changing. An engine's drivers are those the
+// installed release's manifest declares for its subchart with the table's as a floor (drivers,
+// ofEngines). A version outside the table is read with the planned version's layout; nil chart
+// values fall back to the table's defaults.
+func strandedBy(backendType string, drivers releaseDriverSet, fromVersion string, fromChart, from map[string]any, toVersion string, toChart, to map[string]any) []strand {
 	e, ok := engines[backendType]
 	if !ok {
 		return nil
@@ -61,38 +66,42 @@ func strandedBy(backendType, fromVersion string, fromChart, from map[string]any,
 	var out []strand
 	switch backendType {
 	case typeOpenEBS:
+		var gone, whys []string
 		for _, d := range rf.Dependencies {
-			driver, ok := subchartDrivers[d.Path]
-			if !ok || !rf.installs(d, fromChart, from) {
+			if _, ok := subchartDrivers[d.Path]; !ok || !rf.installs(d, fromChart, from) {
 				continue
 			}
 			nd, has := rt.dependency(d.Path)
 			switch {
 			case !has:
-				out = append(out, strand{Driver: driver, Why: fmt.Sprintf("openebs chart %s has no %s subchart, which %s installs", toVersion, d.Path, fromVersion),
-					Lost: "their CSI driver is uninstalled"})
+				gone, whys = append(gone, d.Path), append(whys, fmt.Sprintf("openebs chart %s has no %s subchart, which %s installs", toVersion, d.Path, fromVersion))
 			case !rt.installs(nd, toChart, to):
-				out = append(out, strand{Driver: driver, Why: rt.toggleName(nd.Condition) + " turns from true to false",
-					Lost: "their CSI driver is uninstalled"})
+				gone, whys = append(gone, d.Path), append(whys, rt.toggleName(nd.Condition)+" turns from true to false")
+			}
+		}
+		of := drivers.ofEngines(gone)
+		for i, p := range gone {
+			if len(of[p]) > 0 {
+				out = append(out, strand{Drivers: of[p], Why: whys[i], Lost: "their CSI driver is uninstalled"})
 			}
 		}
 		oldBase := rf.stringValue(settingHostpathBase, from, defaultHostpathBasePath)
 		newBase := rt.stringValue(settingHostpathBase, to, defaultHostpathBasePath)
 		if path.Clean(oldBase) != path.Clean(newBase) {
-			out = append(out, strand{Driver: hostpathDriver, Class: rf.stringValue(settingHostpathName, from, defaultHostpathClassName),
+			out = append(out, strand{Drivers: []string{hostpathDriver}, Class: rf.stringValue(settingHostpathName, from, defaultHostpathClassName),
 				Why:  fmt.Sprintf("hostpath_base_path changes from %s to %s", oldBase, newBase),
 				Lost: "their data stays under the old base path, which the hostpath class no longer names"})
 		}
 	case typeLonghorn:
 		if longhornV2On(fromChart, from) && !longhornV2On(toChart, to) {
-			out = append(out, strand{Driver: longhornDriver, DataEngine: "v2",
+			out = append(out, strand{Drivers: []string{longhornDriver}, DataEngine: "v2",
 				Why:  keyLonghornV2 + " turns from true to false",
 				Lost: "Longhorn stops its v2 (SPDK) data engine, the only one that serves them"})
 		}
 		oldPath := rf.stringValue(settingDataPath, from, defaultLonghornDataPath)
 		newPath := rt.stringValue(settingDataPath, to, defaultLonghornDataPath)
 		if path.Clean(oldPath) != path.Clean(newPath) {
-			out = append(out, strand{Driver: longhornDriver,
+			out = append(out, strand{Drivers: []string{longhornDriver},
 				Why:  fmt.Sprintf("default_data_path changes from %s to %s", oldPath, newPath),
 				Lost: "their replicas' data stays on the disks under the old path, which Longhorn's default disk no longer names"})
 		}
@@ -141,7 +150,11 @@ func (r chartRange) stringValue(setting string, values map[string]any, def strin
 // apply it is an error.
 func (r *Resource) strandGuard(ctx context.Context, client kubernetes.Interface, s spec, live *helm.Status, toVersion string, toChart, to map[string]any) (diag.Diagnostics, error) {
 	var diags diag.Diagnostics
-	strands := strandedBy(s.Type, live.ChartVersion, live.ChartValues, live.Values, toVersion, toChart, to)
+	set, err := releaseDrivers(s.Type, live.Manifest)
+	if err != nil {
+		return diags, fmt.Errorf("reading the manifest of Helm release %s: %w", s.id(), err)
+	}
+	strands := strandedBy(s.Type, set, live.ChartVersion, live.ChartValues, live.Values, toVersion, toChart, to)
 	if len(strands) == 0 {
 		return diags, nil
 	}
@@ -151,7 +164,11 @@ func (r *Resource) strandGuard(ctx context.Context, client kubernetes.Interface,
 	}
 	var drivers []string
 	for _, st := range strands {
-		drivers = append(drivers, st.Driver)
+		for _, d := range st.Drivers {
+			if !slices.Contains(drivers, d) {
+				drivers = append(drivers, d)
+			}
+		}
 	}
 	vols, err := r.servedVolumes(ctx, client, drivers, internal)
 	if err != nil {
@@ -161,14 +178,14 @@ func (r *Resource) strandGuard(ctx context.Context, client kubernetes.Interface,
 	for _, st := range strands {
 		var lines []string
 		for _, v := range vols {
-			if v.Driver == st.Driver && (st.Class == "" || v.Class == st.Class) && (st.DataEngine == "" || v.DataEngine == st.DataEngine) {
+			if slices.Contains(st.Drivers, v.Driver) && (st.Class == "" || v.Class == st.Class) && (st.DataEngine == "" || v.DataEngine == st.DataEngine) {
 				lines = append(lines, "  - "+v.String())
 			}
 		}
 		if len(lines) == 0 {
 			continue
 		}
-		scope := st.Driver
+		scope := strings.Join(st.Drivers, ", ")
 		if st.Class != "" {
 			scope += ", class " + st.Class
 		}
