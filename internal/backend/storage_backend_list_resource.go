@@ -6,20 +6,16 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/list"
-	listschema "github.com/hashicorp/terraform-plugin-framework/list/schema"
-	"github.com/hashicorp/terraform-plugin-framework/path"
-	"github.com/hashicorp/terraform-plugin-framework/resource"
-	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/helm"
-	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/providerdata"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/listres"
 )
 
 var _ list.ListResourceWithConfigure = &ListResource{}
@@ -34,7 +30,7 @@ const (
 // NewListResource returns the clusterstorage_storage_backend list resource, for `terraform query`
 // (Terraform 1.14+).
 func NewListResource() list.ListResource {
-	return &ListResource{}
+	return &ListResource{listres.Base{TypeSuffix: "_storage_backend", What: "storage backends"}}
 }
 
 // ListResource lists the Longhorn and OpenEBS Helm releases on the cluster by their release
@@ -45,7 +41,7 @@ func NewListResource() list.ListResource {
 // (an import refuses it): it is reported as a warning naming that owner, which Terraform shows and
 // leaves out of the results and of the generated configuration.
 type ListResource struct {
-	data *providerdata.Data
+	listres.Base
 }
 
 type listModel struct {
@@ -53,57 +49,31 @@ type listModel struct {
 	Type      types.String `tfsdk:"type"`
 }
 
-// Metadata sets the type name: the resource's.
-func (r *ListResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_storage_backend"
-}
-
-// Configure receives the provider's shared clients.
-func (r *ListResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.data = providerdata.From(req.ProviderData, &resp.Diagnostics)
-}
-
 // ListResourceConfigSchema describes the list block's `config`.
 func (r *ListResource) ListResourceConfigSchema(_ context.Context, _ list.ListResourceSchemaRequest, resp *list.ListResourceSchemaResponse) {
-	resp.Schema = listschema.Schema{
-		MarkdownDescription: "The Longhorn and OpenEBS Helm releases `clusterstorage_storage_backend` can adopt, for `terraform query` (Terraform 1.14+), " +
-			"found by their Helm release records (Secrets of type `" + helmReleaseSecretType + "`), whoever installed them: the helm CLI, " +
-			"hashicorp/helm's `helm_release`, this provider. Each comes with its identity, and with `include_resource = true` the settings an " +
-			"import records (the type, the chart version and the typed `openebs`/`longhorn` settings read back from the release's values), so that " +
-			"`terraform query -generate-config-out=generated.tf` writes resource and import blocks that plan no change.\n\n" +
-			"A release that a k3s HelmChart, a Flux HelmRelease or an Argo CD Application manages is not offered for import (an import refuses it, " +
-			"as the two would undo each other's changes): the query shows a warning naming the release and its owner instead, and the generated " +
-			"configuration leaves it out.\n\n" +
-			"The provider's credentials need `list` on Secrets (in the namespace given, or cluster-wide), and `list` on `helmcharts.helm.cattle.io` " +
-			"where k3s's HelmChart kind exists.",
-		Attributes: map[string]listschema.Attribute{
-			"namespace": listschema.StringAttribute{
-				Optional:            true,
-				MarkdownDescription: "List only the releases of this namespace (default: every namespace).",
-				Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
-			},
-			"type": listschema.StringAttribute{
-				Optional:            true,
-				MarkdownDescription: "List only the releases of this backend type: `longhorn` or `openebs` (the chart's name; default: both).",
-				Validators:          []validator.String{stringvalidator.OneOf(typeLonghorn, typeOpenEBS)},
-			},
-		},
-	}
+	resp.Schema = listres.Schema("The Longhorn and OpenEBS Helm releases `clusterstorage_storage_backend` can adopt, for `terraform query` (Terraform 1.14+), "+
+		"found by their Helm release records (Secrets of type `"+helmReleaseSecretType+"`), whoever installed them: the helm CLI, "+
+		"hashicorp/helm's `helm_release`, this provider. Each comes with its identity, and with `include_resource = true` the settings an "+
+		"import records (the type, the chart version and the typed `openebs`/`longhorn` settings read back from the release's values), so that "+
+		"`terraform query -generate-config-out=generated.tf` writes resource and import blocks that plan no change.\n\n"+
+		"A release that a k3s HelmChart, a Flux HelmRelease or an Argo CD Application manages is not offered for import (an import refuses it, "+
+		"as the two would undo each other's changes): the query shows a warning naming the release and its owner instead, and the generated "+
+		"configuration leaves it out.\n\n"+
+		"The provider's credentials need `list` on Secrets (in the namespace given, or cluster-wide), and `list` on `helmcharts.helm.cattle.io` "+
+		"where k3s's HelmChart kind exists.",
+		map[string]listres.Filter{
+			"namespace": {Description: "List only the releases of this namespace (default: every namespace)."},
+			"type":      {Description: "List only the releases of this backend type: `longhorn` or `openebs` (the chart's name; default: both).", OneOf: []string{typeLonghorn, typeOpenEBS}},
+		})
 }
 
 // List streams the releases, sorted by namespace and name.
 func (r *ListResource) List(ctx context.Context, req list.ListRequest, stream *list.ListResultsStream) {
 	var config listModel
-	diags := req.Config.Get(ctx, &config)
-	if r.data == nil {
-		diags.AddError("Provider not configured", "The clusterstorage provider was not configured before listing storage backends; this is a bug in the provider or in Terraform, please report it.")
-	}
-	if diags.HasError() {
-		stream.Results = list.ListResultsStreamDiagnostics(diags)
+	if !r.Config(ctx, req, stream, &config) {
 		return
 	}
-	res := &Resource{data: r.data}
-	hc, client, diags := res.clients(ctx)
+	hc, client, diags := (&Resource{data: r.Data}).clients(ctx)
 	if diags.HasError() {
 		stream.Results = list.ListResultsStreamDiagnostics(diags)
 		return
@@ -115,10 +85,9 @@ func (r *ListResource) List(ctx context.Context, req list.ListRequest, stream *l
 		if ns != "" {
 			where = "in namespace " + ns
 		}
-		diags.AddError("Listing Helm releases failed",
+		listres.Fail(stream, "Listing Helm releases failed",
 			"Listing the Helm release records (Secrets of type "+helmReleaseSecretType+") "+where+" failed: "+err.Error()+
 				". The provider's credentials need list access to Secrets there.")
-		stream.Results = list.ListResultsStreamDiagnostics(diags)
 		return
 	}
 	var releases []*helm.Status
@@ -136,34 +105,22 @@ func (r *ListResource) List(ctx context.Context, req list.ListRequest, stream *l
 	}
 	tflog.Debug(ctx, "listing storage backends", map[string]any{"namespace": ns, "type": config.Type.ValueString(),
 		"found": len(releases), "of": len(found)})
-	stream.Results = func(push func(list.ListResult) bool) {
-		n := int64(0)
-		for _, st := range releases {
-			if req.Limit > 0 && n >= req.Limit {
-				return
+	listres.Stream(ctx, req, stream, releases, listres.Results[*helm.Status]{
+		DisplayName: func(st *helm.Status) string { return st.Namespace + "/" + st.Name + " (" + releaseSummary(st) + ")" },
+		Identity: func(ctx context.Context, st *helm.Status, id *tfsdk.ResourceIdentity) diag.Diagnostics {
+			return setIdentity(ctx, id, model{Namespace: types.StringValue(st.Namespace), ReleaseName: types.StringValue(st.Name)})
+		},
+		Imported: func(ctx context.Context, st *helm.Status, res *list.ListResult) diag.Diagnostics {
+			return imported(ctx, hc, st, res)
+		},
+		NotOffered: func(ctx context.Context, st *helm.Status, diags *diag.Diagnostics) (string, string) {
+			owner, detail := r.owner(ctx, hc, st, diags)
+			if owner == "" {
+				return "", ""
 			}
-			result := req.NewListResult(ctx)
-			if owner, detail := r.owner(ctx, hc, st, &result.Diagnostics); owner != "" {
-				// Not offered for import: a warning alone, which Terraform shows and does not
-				// count as a result.
-				result = list.ListResult{}
-				result.Diagnostics.AddWarning(fmt.Sprintf("Not offered for import: %s (%s), managed by %s", st.Namespace+"/"+st.Name, releaseSummary(st), owner), detail)
-				if !push(result) {
-					return
-				}
-				continue
-			}
-			n++
-			result.DisplayName = st.Namespace + "/" + st.Name + " (" + releaseSummary(st) + ")"
-			result.Diagnostics.Append(setIdentity(ctx, result.Identity, model{Namespace: types.StringValue(st.Namespace), ReleaseName: types.StringValue(st.Name)})...)
-			if req.IncludeResource {
-				result.Diagnostics.Append(imported(ctx, hc, st, &result)...)
-			}
-			if !push(result) {
-				return
-			}
-		}
-	}
+			return fmt.Sprintf("Not offered for import: %s (%s), managed by %s", st.Namespace+"/"+st.Name, releaseSummary(st), owner), detail
+		},
+	})
 }
 
 // releaseNames returns the releases ([namespace, name]) that have Helm release records in
@@ -207,7 +164,7 @@ func backendType(chart string) string {
 // (helmControllerGuard, gitOpsGuard). A check that cannot run is a warning on the result.
 func (r *ListResource) owner(ctx context.Context, hc *helm.Client, st *helm.Status, diags *diag.Diagnostics) (string, string) {
 	s := spec{Namespace: st.Namespace, ReleaseName: st.Name}
-	if dyn, err := r.data.Kube.Dynamic(); err == nil {
+	if dyn, err := r.Data.Kube.Dynamic(); err == nil {
 		charts, err := managingHelmCharts(ctx, dyn, s.Namespace, s.ReleaseName)
 		if err != nil {
 			diags.AddWarning("Could not check for a k3s HelmChart managing release "+s.id(),
@@ -234,21 +191,14 @@ func (r *ListResource) owner(ctx context.Context, hc *helm.Client, st *helm.Stat
 // imported sets the result's resource to what an import of st records: the state ImportState
 // starts from, adopted and observed as the Read after an import does it.
 func imported(ctx context.Context, hc *helm.Client, st *helm.Status, res *list.ListResult) diag.Diagnostics {
-	var diags diag.Diagnostics
-	diags.Append(res.Resource.SetAttribute(ctx, path.Root("id"), st.Namespace+"/"+st.Name)...)
-	var m model
-	diags.Append(res.Resource.Get(ctx, &m)...)
-	if diags.HasError() {
-		return diags
-	}
-	m.Namespace, m.ReleaseName = types.StringValue(st.Namespace), types.StringValue(st.Name)
-	if err := m.adopt(st); err != nil {
-		diags.AddError("Cannot import storage backend "+st.Namespace+"/"+st.Name, err.Error())
-		return diags
-	}
-	diags.Append(observe(ctx, hc, &m, st)...)
-	diags.Append(res.Resource.Set(ctx, &m)...)
-	return diags
+	return listres.Imported(ctx, res, st.Namespace+"/"+st.Name, func(m *model, diags *diag.Diagnostics) {
+		m.Namespace, m.ReleaseName = types.StringValue(st.Namespace), types.StringValue(st.Name)
+		if err := m.adopt(st); err != nil {
+			diags.AddError("Cannot import storage backend "+st.Namespace+"/"+st.Name, err.Error())
+			return
+		}
+		diags.Append(observe(ctx, hc, m, st)...)
+	})
 }
 
 // releaseSummary is "<chart> <version>, revision <n>, <status>[, installed by this provider]".
