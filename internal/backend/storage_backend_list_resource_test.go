@@ -2,7 +2,6 @@ package backend_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -20,7 +19,6 @@ import (
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/acctest"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/helm"
-	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
 )
 
 // TestAccStorageBackend_adoptWithQuery adopts a whole cluster's storage as a user of Terraform
@@ -35,9 +33,7 @@ import (
 // resourceVersion are the same. Skipped under OpenTofu and Terraform before 1.14 (no list
 // resources).
 func TestAccStorageBackend_adoptWithQuery(t *testing.T) {
-	if cli := os.Getenv("TF_ACC_TERRAFORM_PATH"); cli != "" {
-		requireQuery(t, cli) // before DevCLI builds the provider
-	}
+	acctest.RequireQuery(t) // before DevCLI builds the provider
 	// The chart's defaults turn Mayastor (its classes have fixed names) on: the lock of the tests
 	// that install it.
 	f := newFixture(t, acctest.LockMayastorNode)
@@ -91,49 +87,21 @@ func TestAccStorageBackend_adoptWithQuery(t *testing.T) {
 	}
 
 	versions := func() map[string]string {
-		v := map[string]string{}
+		v := acctest.ResourceVersions(t, f.client, []string{fast, slow, hostpathClass}, pvs)
 		st, err := f.helm.Get("openebs", f.ns)
 		if err != nil {
 			t.Fatal(err)
 		}
 		v["release openebs"] = strconv.Itoa(st.Revision)
-		for _, name := range []string{fast, slow, hostpathClass} {
-			sc, err := f.client.StorageV1().StorageClasses().Get(ctx, name, metav1.GetOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			v["StorageClass "+name] = sc.ResourceVersion
-		}
-		for _, name := range pvs {
-			pv, err := f.client.CoreV1().PersistentVolumes().Get(ctx, name, metav1.GetOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			v["PersistentVolume "+name] = pv.ResourceVersion
-		}
 		return v
 	}
 	before := versions()
 
 	w := acctest.NewWorkspace(t, cli, rc, acctest.ProviderConfigSSH(sshd, node))
-	writeQuery := func(q string) {
-		t.Helper()
-		if err := os.WriteFile(filepath.Join(w.Dir, "adopt.tfquery.hcl"), []byte(q), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	run := func(args ...string) string {
-		t.Helper()
-		out, err := w.Exec(t, args...)
-		if err != nil {
-			t.Fatalf("%s %s: %v\n%s", filepath.Base(cli), strings.Join(args, " "), err, out)
-		}
-		return out
-	}
 	fluxWarning := fmt.Sprintf("Not offered for import: %s/%s (openebs %s, revision 1, deployed), managed by Flux (HelmRelease flux-system/%s)", f.ns, flux, version, flux)
 
 	// 1. Every namespace, identities only: the release by name, the Flux-managed one as a warning.
-	writeQuery(`list "clusterstorage_storage_backend" "everywhere" {
+	w.WriteFile(t, "adopt.tfquery.hcl", `list "clusterstorage_storage_backend" "everywhere" {
   provider = clusterstorage
 }
 `)
@@ -147,7 +115,7 @@ func TestAccStorageBackend_adoptWithQuery(t *testing.T) {
 	}
 
 	// 2. The adoption: the test's namespace, classes and volumes, with their settings.
-	writeQuery(fmt.Sprintf(`list "clusterstorage_storage_backend" "openebs" {
+	w.WriteFile(t, "adopt.tfquery.hcl", fmt.Sprintf(`list "clusterstorage_storage_backend" "openebs" {
   provider         = clusterstorage
   include_resource = true
   config {
@@ -180,40 +148,13 @@ list "clusterstorage_local_pv" "slow" {
   }
 }
 `, f.ns, provisioner, fast, node, slow))
-	out, err = w.Query(t, "-generate-config-out=generated.tf")
-	if err != nil {
-		t.Fatalf("terraform query: %v\n%s", err, out)
-	}
-	t.Logf("terraform query:\n%s", out)
-	if !strings.Contains(strings.Join(strings.Fields(out), " "), fluxWarning) {
-		t.Errorf("terraform query does not say why %s/%s is left out:\n%s", f.ns, flux, out)
-	}
-	generated, err := os.ReadFile(filepath.Join(w.Dir, "generated.tf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("generated.tf:\n%s", generated)
-	for what, want := range map[string]int{
+	out = w.AdoptGenerated(t, map[string]int{
 		`resource "clusterstorage_storage_backend"`: 1, `resource "clusterstorage_storage_class"`: 2, `resource "clusterstorage_local_pv"`: 3,
 		"import {": 6, "identity = {": 6, `type = "openebs"`: 1, flux: 0,
 		`hostpath_class_name = "` + hostpathClass + `"`: 1, // the typed setting, not raw values
-	} {
-		if n := strings.Count(strings.Join(strings.Fields(string(generated)), " "), what); n != want {
-			t.Errorf("generated.tf has %d %s, want %d", n, what, want)
-		}
-	}
-
-	out = run("plan")
-	t.Logf("terraform plan:\n%s", out)
-	if !strings.Contains(out, "Plan: 6 to import, 0 to add, 0 to change, 0 to destroy.") {
-		t.Fatalf("the plan of the generated configuration does more than import:\n%s", out)
-	}
-	out = run("apply", "-auto-approve")
-	if !strings.Contains(out, "Resources: 6 imported, 0 added, 0 changed, 0 destroyed.") {
-		t.Fatalf("apply:\n%s", out)
-	}
-	if out = run("plan", "-detailed-exitcode"); !strings.Contains(out, "No changes.") {
-		t.Fatalf("the plan after the import is not empty:\n%s", out)
+	}, 6)
+	if !strings.Contains(strings.Join(strings.Fields(out), " "), fluxWarning) {
+		t.Errorf("terraform query does not say why %s/%s is left out:\n%s", f.ns, flux, out)
 	}
 	if after := versions(); fmt.Sprint(after) != fmt.Sprint(before) {
 		t.Errorf("the adoption changed the cluster: %v, was %v", after, before)
@@ -263,38 +204,5 @@ func handMadeLocalPV(t *testing.T, f *fixture, name, class, node, dir string) {
 	t.Cleanup(func() {
 		_ = f.client.CoreV1().PersistentVolumes().Delete(context.Background(), name, metav1.DeleteOptions{}) //nolint:errcheck // the test's own volume
 	})
-	err := kube.Poll(ctx, 100*time.Millisecond, 30*time.Second, "volume "+name+" to be Available", func(ctx context.Context) (bool, string, error) {
-		pv, err := f.client.CoreV1().PersistentVolumes().Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return false, "", err
-		}
-		return pv.Status.Phase == corev1.VolumeAvailable, "phase " + string(pv.Status.Phase), nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-// requireQuery skips the test under a CLI without `terraform query`: OpenTofu, Terraform before
-// 1.14.
-func requireQuery(t *testing.T, cli string) {
-	t.Helper()
-	out, err := exec.Command(cli, "version", "-json").Output()
-	if err != nil {
-		t.Fatalf("%s version -json: %v", cli, err)
-	}
-	var v struct {
-		Version string `json:"terraform_version"`
-	}
-	if err := json.Unmarshal(out, &v); err != nil {
-		t.Fatalf("%s version -json: %v\n%s", cli, err, out)
-	}
-	parts := strings.SplitN(v.Version, ".", 3)
-	minor := 0
-	if len(parts) > 1 {
-		minor, _ = strconv.Atoi(parts[1]) //nolint:errcheck // 0: skipped as too old
-	}
-	if strings.Contains(filepath.Base(cli), "tofu") || parts[0] != "1" || minor < 14 {
-		t.Skipf("%s %s has no list resources (`terraform query`: Terraform 1.14+)", filepath.Base(cli), v.Version)
-	}
+	acctest.WaitVolumeAvailable(t, f.client, name)
 }
