@@ -163,6 +163,13 @@ func (m *Migrator) copyData(ctx context.Context, mode string, p progress, node, 
 		}
 		return m.runCopy(ctx, mode, p.TargetClaim, node)
 	}
+	if v, ssh, err := m.viaSSH(ctx, p, pl); err != nil {
+		return copyOutput{}, err
+	} else if ssh { // crossnode_ssh.go
+		m.log("copying between nodes over SSH (encrypted, through the machine that runs Terraform)", map[string]any{
+			"mode": mode, "source_node": pl.Source, "target_node": pl.Target})
+		return m.runCrossSSH(ctx, mode, p.TargetClaim, pl, v)
+	}
 	if mode == modeFinal {
 		// The last copy between nodes: its password is not needed after it, whatever its end.
 		defer func() {

@@ -24,6 +24,7 @@ import (
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/capacity"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/catalog"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
+	sshnode "github.com/clusterstorage/terraform-provider-clusterstorage/internal/node"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/volumes"
 )
 
@@ -71,6 +72,9 @@ type Spec struct {
 	// (a WaitForFirstConsumer class provisions it there), between nodes when the source is
 	// pinned to another (crossnode.go).
 	TargetNode string
+	// Transfer is cross_node_transfer: how a copy between nodes goes (transferAuto when empty;
+	// crossnode_ssh.go).
+	Transfer string
 	// Volume, when set, is the existing volume to move the claim onto in place of a new volume
 	// of StorageClass (then that volume's class): the restore of restore_on_destroy, onto the
 	// source volume a migration kept (RestoreSpec makes it).
@@ -103,6 +107,9 @@ type Migrator struct {
 	// the nearest existing ancestor when path does not exist yet): the room of a hostPath
 	// class's base path. Without it (the provider has no ssh block) that room is not checked.
 	Measure func(ctx context.Context, node, path string) (capacity.Filesystem, error)
+	// Hosts, when set, reaches a node over SSH (the provider's ssh block): a copy between nodes
+	// whose volumes both have a path on their node can then go over SSH (crossnode_ssh.go).
+	Hosts func(ctx context.Context, node string) (*sshnode.Host, error)
 	// killAt, in tests, stops the run as a killed provider would, right after the progress of
 	// that phase is recorded on the claim: no rollback, nothing cleaned up.
 	killAt phase
@@ -113,6 +120,11 @@ type Migrator struct {
 	// killInCrossCopy, in tests, stops the run the same way in the first copy between nodes,
 	// once its daemon and client pods run: both pods and the Secret are left.
 	killInCrossCopy bool
+	// killInSSH, in tests, stops the run the same way in the copy over SSH of that mode, once
+	// its daemon listens: the daemon and its directory are left on the target node.
+	killInSSH string
+	// forwardedBytes counts the bytes the copies over SSH carried through the provider (tests).
+	forwardedBytes int64
 }
 
 // errKilled is what a run stopped by killAt returns.

@@ -104,6 +104,7 @@ type model struct {
 	Claim             types.String   `tfsdk:"claim"`
 	StorageClass      types.String   `tfsdk:"storage_class"`
 	TargetNode        types.String   `tfsdk:"target_node"`
+	CrossNodeTransfer types.String   `tfsdk:"cross_node_transfer"`
 	Size              types.String   `tfsdk:"size"`
 	DeleteSource      types.Bool     `tfsdk:"delete_source"`
 	RestoreOnDestroy  types.Bool     `tfsdk:"restore_on_destroy"`
@@ -130,6 +131,7 @@ func (m model) spec() (Spec, error) {
 		Claim:        m.Claim.ValueString(),
 		StorageClass: m.StorageClass.ValueString(),
 		TargetNode:   m.TargetNode.ValueString(),
+		Transfer:     m.CrossNodeTransfer.ValueString(),
 		DeleteSource: m.DeleteSource.ValueBool(),
 		Image:        m.Image.ValueString(),
 		PullPolicy:   m.ImagePullPolicy.ValueString(),
@@ -221,6 +223,7 @@ func (m *model) fillDefaults() {
 	m.HostNetwork = types.BoolValue(false)
 	m.ControllersPaused = types.BoolValue(false)
 	m.CopyXattrs = types.BoolValue(false)
+	m.CrossNodeTransfer = types.StringValue(transferAuto)
 	m.ResourceRequests = quantities(defaultRequests)
 	m.ResourceLimits = quantities(defaultLimits)
 }

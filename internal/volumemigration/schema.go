@@ -101,6 +101,12 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 				Validators:    []validator.String{validate.DNSSubdomain()},
 				PlanModifiers: replace,
 			},
+			"cross_node_transfer": schema.StringAttribute{
+				Optional: true, Computed: true,
+				Default:             stringdefault.StaticString(transferAuto),
+				MarkdownDescription: crossNodeTransferDescription,
+				Validators:          []validator.String{stringvalidator.OneOf(transfers...)},
+			},
 			"size": schema.StringAttribute{
 				Optional: true,
 				MarkdownDescription: "Size of the new volume, a Kubernetes quantity such as `20Gi` (default: the source volume's capacity). " +

@@ -71,6 +71,7 @@ func (r *Resource) migrator(client kubernetes.Interface, s Spec) *Migrator {
 			}
 			return capacity.Probe(ctx, host, path, true)
 		}
+		m.Hosts = r.data.Host
 	}
 	return m
 }
@@ -101,6 +102,9 @@ func (r *Resource) ModifyPlan(ctx context.Context, req resource.ModifyPlanReques
 		return
 	}
 	for _, p := range checkPlan(in) {
+		resp.Diagnostics.AddAttributeError(path.Root(p.Attribute), p.Summary, p.Detail)
+	}
+	if p := m.planTransfer(ctx, r.data.SSHReady()); p != nil {
 		resp.Diagnostics.AddAttributeError(path.Root(p.Attribute), p.Summary, p.Detail)
 	}
 	for _, p := range planWarnings(in) {

@@ -1,0 +1,224 @@
+package volumemigration_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/acctest"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/node"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/volumemigration"
+)
+
+// sshConfig is the migration of crossNode with the provider's ssh block reaching every node
+// (withSSH) or not, and cross_node_transfer.
+func (c *crossNode) sshConfig(t *testing.T, withSSH bool, transfer string) string {
+	provider := acctest.ProviderConfig()
+	if withSSH {
+		provider = acctest.ProviderConfigNodes(acctest.RequireNodes(t, 2)...)
+	}
+	return provider + fmt.Sprintf(`
+resource "clusterstorage_volume_migration" "test" {
+  namespace           = %q
+  claim               = "data"
+  storage_class       = %q
+  target_node         = %q
+  cross_node_transfer = %q
+  image               = %q
+  image_pull_policy   = "Never"
+}
+`, c.ns, c.class, c.second.Name, transfer, acctest.RsyncImage)
+}
+
+// objectsSeen records the names of the migration's pods and Secrets made in a namespace while
+// it runs, from a watch: what a list at the end cannot show (they are removed).
+type objectsSeen struct {
+	mu    sync.Mutex
+	names []string
+}
+
+func watchMigrationObjects(t *testing.T, c *crossNode) *objectsSeen {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	selector := metav1.ListOptions{LabelSelector: "app.kubernetes.io/component=volume-migration"}
+	pods, err := c.client.CoreV1().Pods(c.ns).Watch(ctx, selector)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	secrets, err := c.client.CoreV1().Secrets(c.ns).Watch(ctx, selector)
+	if err != nil {
+		cancel()
+		pods.Stop()
+		t.Fatal(err)
+	}
+	seen := &objectsSeen{}
+	var wg sync.WaitGroup
+	for kind, w := range map[string]watch.Interface{"pod": pods, "secret": secrets} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ev := range w.ResultChan() {
+				if ev.Type != watch.Added {
+					continue
+				}
+				if o, ok := ev.Object.(metav1.Object); ok {
+					seen.mu.Lock()
+					seen.names = append(seen.names, kind+" "+o.GetName())
+					seen.mu.Unlock()
+				}
+			}
+		}()
+	}
+	t.Cleanup(func() {
+		pods.Stop()
+		secrets.Stop()
+		cancel()
+		wg.Wait()
+	})
+	return seen
+}
+
+// onlyBinders fails unless every object seen is a pod that binds the new claim: no rsync daemon
+// or client pod and no Secret went with the copy over SSH.
+func (s *objectsSeen) onlyBinders() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, n := range s.names {
+		if !strings.HasPrefix(n, "pod ") || !strings.HasSuffix(n, "-bind") {
+			return fmt.Errorf("the copy over SSH made %s (all made: %v)", n, s.names)
+		}
+	}
+	return nil
+}
+
+// TestAccVolumeMigration_crossNodeSSH moves a claim from a local volume on node 1 to one on node
+// 2 while a writer writes records to it, the copy between nodes going over the provider's SSH
+// connections (cross_node_transfer = "ssh"): no rsync pod or Secret is ever made (a watch sees
+// every pod and Secret of the migration), and the bytes go through the provider's forwarder.
+// First a run stops as a killed provider would in the first copy, once rsync's connection
+// through the forwarder is open; its daemon is left on node 2 and the apply that follows stops
+// it and finishes: every record on node 2, the daemon's directory gone. "ssh" without the
+// provider's ssh block is refused at plan.
+func TestAccVolumeMigration_crossNodeSSH(t *testing.T) {
+	c := newCrossNode(t, false)
+	seen := watchMigrationObjects(t, c)
+	hosts := map[string]*node.Host{}
+	for _, n := range acctest.RequireNodes(t, 2) {
+		hosts[n.Name] = n.Host(t)
+	}
+	m := &volumemigration.Migrator{Client: c.client, Spec: volumemigration.Spec{
+		Namespace: c.ns, Claim: "data", StorageClass: c.class, TargetNode: c.second.Name, Image: acctest.RsyncImage, PullPolicy: "Never", Transfer: "ssh",
+	}, Log: func(msg string, fields map[string]any) { t.Logf("killed run: %s %v", msg, fields) },
+		Hosts: func(_ context.Context, name string) (*node.Host, error) {
+			if h := hosts[name]; h != nil {
+				return h, nil
+			}
+			return nil, fmt.Errorf("no node %s", name)
+		}}
+	var dir string
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config:      c.sshConfig(t, false, "ssh"),
+				PlanOnly:    true,
+				ExpectError: regexp.MustCompile(`cross_node_transfer = "ssh" needs the provider's ssh\s+block`),
+			},
+			{
+				PreConfig: func() {
+					ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+					defer cancel()
+					claim, err := c.client.CoreV1().PersistentVolumeClaims(c.ns).Get(ctx, "data", metav1.GetOptions{})
+					if err != nil {
+						t.Fatal(err)
+					}
+					dir = volumemigration.SSHDir(m, claim)
+					if err := volumemigration.RunKilledInSSHCopy(ctx, m); err != volumemigration.ErrKilled {
+						t.Fatalf("the killed run returned %v", err)
+					}
+					if n := volumemigration.ForwardedBytes(m); n != 0 {
+						t.Logf("the killed run's forwarder carried %d bytes", n)
+					}
+					if !c.second.Exists(t, dir+"/pid") {
+						t.Fatalf("after the killed run: no daemon directory %s on node %s", dir, c.second.Name)
+					}
+				},
+				Config: c.sshConfig(t, true, "ssh"),
+				Check: resource.ComposeTestCheckFunc(
+					resource.TestCheckResourceAttr("clusterstorage_volume_migration.test", "volume", c.dstPV),
+					resource.TestCheckResourceAttr("clusterstorage_volume_migration.test", "cross_node_transfer", "ssh"),
+					func(*terraform.State) error { return c.check(t) },
+					func(*terraform.State) error { return seen.onlyBinders() },
+					func(*terraform.State) error {
+						if c.second.Exists(t, dir) {
+							return fmt.Errorf("the daemon's directory %s is left on node %s", dir, c.second.Name)
+						}
+						return nil
+					},
+				),
+			},
+		},
+	})
+}
+
+// TestAccVolumeMigration_crossNodeSSHCarries: a Migrator run over SSH (as the provider runs it)
+// with cross_node_transfer left to "auto" and SSH to the nodes goes over SSH: its forwarder
+// carries at least the bytes of a 4 MiB file of the source, which arrives on node 2 byte for
+// byte, with every record, and no daemon pod exists.
+func TestAccVolumeMigration_crossNodeSSHCarries(t *testing.T) {
+	c := newCrossNode(t, false)
+	hosts := map[string]*node.Host{}
+	for _, n := range acctest.RequireNodes(t, 2) {
+		hosts[n.Name] = n.Host(t)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	// A file of 4 MiB besides the writer's records: the copy must carry at least that.
+	blob := make([]byte, 4<<20)
+	if _, err := rand.Read(blob); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(c.src, "blob"), blob, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := &volumemigration.Migrator{Client: c.client, Spec: volumemigration.Spec{
+		Namespace: c.ns, Claim: "data", StorageClass: c.class, TargetNode: c.second.Name, Image: acctest.RsyncImage, PullPolicy: "Never",
+	}, Log: func(msg string, fields map[string]any) { t.Logf("%s %v", msg, fields) },
+		Hosts: func(_ context.Context, name string) (*node.Host, error) { return hosts[name], nil }}
+	if _, err := m.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := volumemigration.ForwardedBytes(m); n < 4<<20 {
+		t.Fatalf("the forwarder carried %d bytes, fewer than the 4 MiB file", n)
+	}
+	if err := c.check(t); err != nil {
+		t.Fatal(err)
+	}
+	pods, err := c.client.CoreV1().Pods(c.ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		if strings.HasSuffix(p.Name, "-rsyncd") {
+			t.Fatalf("a daemon pod %s exists", p.Name)
+		}
+	}
+	got, err := c.second.ReadFile(t, filepath.Join(c.dst, "blob"))
+	if err != nil || !bytes.Equal(got, blob) {
+		t.Fatalf("the 4 MiB file on node %s is not the source's (%d bytes, %v)", c.second.Name, len(got), err)
+	}
+}
