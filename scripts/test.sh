@@ -15,7 +15,8 @@
 #   SMOKE_CLIS                     which CLIs run only its smoke subset, SMOKE_RUN (default:
 #                                  "terraform1.5", the oldest supported Terraform)
 #   FIRST_CLI_ONLY                 acceptance tests only the first of TEST_CLIS runs (a regex;
-#                                  default: the backend's tests of Helm machinery, see below)
+#                                  default: those that declare acctest.FirstCLIOnly, see below;
+#                                  empty: every CLI runs them)
 #   TESTARGS                       extra arguments for go test (e.g. -run TestAccStorageClass)
 set -euo pipefail
 
@@ -27,25 +28,22 @@ TEST_CLIS="${TEST_CLIS:-terraform}"
 SUBSET_CLIS="${SUBSET_CLIS-tofu}"
 TEST_WORKERS="${TEST_WORKERS:-2}"
 SMOKE_CLIS="${SMOKE_CLIS-terraform1.5}"
-# What a second CLI can change: how it plans and applies each type (one lifecycle of each, with its
-# import), moved blocks, write-only attributes, unknown values at plan, an interrupt (Ctrl-C, as the
-# CLI passes it on). What the provider does on the cluster is the same under any CLI and runs
-# under TEST_CLIS only: the Helm machinery, the guards, the fault rows, the k3s migration's steps,
-# the migration's phases.
-CLI_RUN='^TestAcc(Provider_.*|StorageClass_(lifecycle|movedFromKubernetes|identity)|LocalPV_(lifecycle|movedFromKubernetes|importUnpinned|identity)|StorageBackend_(openebsLifecycle|identity|writeOnly|movedFromHelmRelease|interrupted|unknownAtPlan)|StorageBenchmark_(storageClass|interrupt)|StorageCapacity_storageClass|StorageComparison_targetsUnknownAtPlan|K3sDataDirMigration_(basic|identity)|VolumeMigration_(deployment|resumeAfterClaimDeleted|identity|crossNode))$'
-
-# One test of each resource and data source kind that needs no backend install: the provider's
-# configuration, a class, a local volume, a benchmark of a node path.
-SMOKE_RUN='^TestAcc(Provider_.*|StorageClass_lifecycle|LocalPV_lifecycle|StorageBenchmark_nodePath)$'
-# When TEST_CLIS names several CLIs (TEST_CLIS="terraform tofu" SUBSET_CLIS= runs the whole suite
-# under both), the storage backend's tests of what no CLI takes part in (the Helm machinery: chart
-# versions and sources, preflight checks, the destroy guard, foreign and killed Helm 3 releases,
-# Longhorn, Mayastor) run under the first CLI only: they are half of the backend package's time, and the
-# backend package is the suite's longest path. Under every CLI run its lifecycle, drift, unknown
-# values at plan, write-only values, imports and moves, interrupted and killed applies, and the
-# forced destroy: what a CLI's protocol and its handling of signals can change. The fault matrix's
-# CI rows (internal/faults) hold the cluster alone, so they too run once.
-FIRST_CLI_ONLY="${FIRST_CLI_ONLY-^(TestAccStorageBackend_(longhorn|longhornVersions|mayastorEtcdOnThreeNodes|preflight|preflightPerNode|clusterChecks|snapshotCRDsKept|guardByDriver|guardInternalClaims|openebs40EnginesOff|chartSources|unverifiedVersion|helm3KilledInstall|foreignPendingRelease|foreignPendingUpgrade|neverReady|k3sHelmChart|defaultClassDemotion)|TestAccFaults_matrix)\$}"
+# Which tests run under which CLIs is declared by each test: acctest.RunsUnder(t, acctest.EveryCLI)
+# as its first statement runs it under SUBSET_CLIS too (what a second CLI can change: how it plans
+# and applies each type, one lifecycle of each with its import, moved blocks, identity, write-only
+# attributes, unknown values at plan, an interrupt (Ctrl-C, as the CLI passes it on));
+# acctest.OldestTerraform puts it in the smoke subset of SMOKE_CLIS (one test of each kind that
+# needs no backend install); acctest.FirstCLIOnly runs it under the first of TEST_CLIS only when
+# several run the whole suite (TEST_CLIS="terraform tofu" SUBSET_CLIS=): the storage backend's
+# tests of what no CLI takes part in (the Helm machinery: chart versions and sources, preflight
+# checks, the destroy guard, foreign and killed Helm 3 releases, Longhorn, Mayastor), half of the
+# backend package's time on the suite's longest path, and the fault matrix's CI rows, which hold
+# the cluster alone. What the provider does on the cluster is the same under any CLI and runs
+# under TEST_CLIS only. internal/acctest/placement reads the declarations and prints the three
+# regexes (CLI_RUN, SMOKE_RUN, FIRST_CLI_ONLY_RUN); it fails on a declaration out of place.
+placement="$(CGO_ENABLED=0 go run -trimpath ./internal/acctest/placement)"
+eval "$placement"
+FIRST_CLI_ONLY="${FIRST_CLI_ONLY-$FIRST_CLI_ONLY_RUN}"
 TESTARGS="${TESTARGS:-}"
 ACC_DIR="$ROOT/.acc"
 mkdir -p "$ACC_DIR/locks"

@@ -27,6 +27,7 @@ import (
 // stays at its revision and the state at 4.9.0. A copy with a new subchart on by default (4.9.2,
 // fixtureWithAddOn) is refused at plan, naming it and the value that turns it off.
 func TestAccStorageBackend_unverifiedVersion(t *testing.T) {
+	acctest.RunsUnder(t, acctest.FirstCLIOnly)
 	f := newFixture(t)
 	settings := fmt.Sprintf("    hostpath_class_name = %q", acctest.RandomName("acc-hostpath"))
 	later := strings.Replace(f.openebs("4.9.0", settings, ""), f.repo, acctest.StartChartRepo(t, fixtureCopy(t, "4.9.0", false)), 1)

@@ -22,6 +22,7 @@ import (
 // same apply; an upgrade takes it again after something put it back. Whatever classes were
 // default before the test are default again at its end.
 func TestAccStorageBackend_defaultClassDemotion(t *testing.T) {
+	acctest.RunsUnder(t, acctest.FirstCLIOnly)
 	g := newGuard(t)
 	g.defaultClass = true
 	ctx := context.Background()

@@ -23,6 +23,7 @@ import (
 // the release is removed and nothing is recorded. A failing upgrade is rolled back and state
 // keeps saying what runs.
 func TestAccStorageBackend_neverReady(t *testing.T) {
+	acctest.RunsUnder(t, acctest.FirstCLIOnly)
 	f := newFixture(t)
 	class := acctest.RandomName("acc-hostpath")
 	typed := fmt.Sprintf("    hostpath_class_name = %q", class)
@@ -70,6 +71,7 @@ func TestAccStorageBackend_neverReady(t *testing.T) {
 // pending install is removed and installed again, a pending upgrade rolled back and upgraded
 // again.
 func TestAccStorageBackend_interrupted(t *testing.T) {
+	acctest.RunsUnder(t, acctest.EveryCLI)
 	f := newFixture(t)
 	class := acctest.RandomName("acc-hostpath")
 	typed := fmt.Sprintf("    hostpath_class_name = %q", class)

@@ -204,6 +204,7 @@ func (g *guard) deleteClaim(name string) {
 // chart's pre-delete hook, which reads the Setting object the provider patched; the fixture's
 // failing pre-upgrade hook proves no Helm upgrade was involved.
 func TestAccStorageBackend_guardByDriver(t *testing.T) {
+	acctest.RunsUnder(t, acctest.FirstCLIOnly)
 	g := newGuard(t)
 	userClass := acctest.RandomName("acc-lh-single")
 	pv := acctest.RandomName("acc-lh-pv")
@@ -282,6 +283,7 @@ func TestAccStorageBackend_guardByDriver(t *testing.T) {
 // Mayastor's etcd has) on a class of the backend's driver does not block destroy; a user's claim
 // on the same class does.
 func TestAccStorageBackend_guardInternalClaims(t *testing.T) {
+	acctest.RunsUnder(t, acctest.FirstCLIOnly)
 	g := newGuard(t)
 	userClass := acctest.RandomName("acc-lh-internal")
 	internalClaim := "data-longhorn-fixture-internal-0"

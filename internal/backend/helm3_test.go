@@ -86,6 +86,7 @@ func TestAccStorageBackend_helm3Release(t *testing.T) {
 // pending-install. Once its recorded timeout has passed, the next apply (Helm 4) removes it and
 // installs again.
 func TestAccStorageBackend_helm3KilledInstall(t *testing.T) {
+	acctest.RunsUnder(t, acctest.FirstCLIOnly)
 	t.Parallel() // as the other Longhorn guard-fixture tests: mostly waits
 	g := newGuard(t)
 	// Nothing provisions the internal claim's class, so helm waits until it is killed.

@@ -22,6 +22,7 @@ import (
 // makes the controller let go of it, the same configuration plans an install. Plan-only: no
 // release is installed.
 func TestAccStorageBackend_k3sHelmChart(t *testing.T) {
+	acctest.RunsUnder(t, acctest.FirstCLIOnly)
 	f := newFixture(t)
 	dyn, err := dynamic.NewForConfig(f.rc)
 	if err != nil {

@@ -162,6 +162,7 @@ func TestHelmReleaseStandIn(t *testing.T) {
 // (hostpath_base_path), applied as an upgrade to revision 2; nothing is uninstalled or
 // reinstalled, and helm_release is gone from state without its destroy.
 func TestAccStorageBackend_movedFromHelmRelease(t *testing.T) {
+	acctest.RunsUnder(t, acctest.EveryCLI)
 	f := newFixture(t)
 	class := acctest.RandomName("acc-hostpath")
 	base1, base2 := t.TempDir(), t.TempDir()

@@ -21,6 +21,7 @@ import (
 // import reads back (the chart's default repository: a release does not record where its chart
 // came from).
 func TestAccStorageBackend_identity(t *testing.T) {
+	acctest.RunsUnder(t, acctest.EveryCLI)
 	f := newFixture(t)
 	class := acctest.RandomName("acc-hostpath")
 	base := t.TempDir()

@@ -43,6 +43,7 @@ resource "clusterstorage_storage_backend" "test" {
 // class exists, and is then destroyed through the chart's pre-delete hook, which only succeeds
 // once the provider has set deleting-confirmation-flag.
 func TestAccStorageBackend_longhorn(t *testing.T) {
+	acctest.RunsUnder(t, acctest.FirstCLIOnly)
 	f := newFixture(t, acctest.LockLonghorn)
 	claim := "data"
 
@@ -125,6 +126,7 @@ func TestAccStorageBackend_longhorn(t *testing.T) {
 // TestAccStorageBackend_longhornVersions installs and destroys each of the newer Longhorn
 // versions (1.10 and later quote every setting in longhorn-default-setting).
 func TestAccStorageBackend_longhornVersions(t *testing.T) {
+	acctest.RunsUnder(t, acctest.FirstCLIOnly)
 	t.Parallel() // as foreignPendingRelease: each version holds the Longhorn lock in turn
 	for version, quoted := range map[string]string{"1.9.2": "default-replica-count: 1", "1.10.2": `default-replica-count: "1"`, "1.12.1": `default-replica-count: "1"`} {
 		t.Run(version, func(t *testing.T) {

@@ -18,6 +18,7 @@ import (
 // guard does not count the release's own StatefulSet claims (they are not the user's data), and
 // the release is gone.
 func TestAccStorageBackend_mayastorEtcdOnThreeNodes(t *testing.T) {
+	acctest.RunsUnder(t, acctest.FirstCLIOnly)
 	acctest.RequireNodes(t, 3)
 	f := newFixture(t, acctest.LockMayastorNode)
 	class := acctest.RandomName("acc-hostpath")

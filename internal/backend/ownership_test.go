@@ -51,6 +51,7 @@ func helm3Command(t *testing.T, args ...string) *exec.Cmd {
 // still running (pending-install, longer than the backend's create timeout); the apply refuses,
 // says how to import the release, and changes nothing: the release and the helm process go on.
 func TestAccStorageBackend_foreignPendingRelease(t *testing.T) {
+	acctest.RunsUnder(t, acctest.FirstCLIOnly)
 	t.Parallel() // after the serial tests, with the others that mostly wait; holds the Longhorn lock
 	g := newGuard(t)
 	// Nothing provisions the internal claim's class, so helm waits (up to its 10 minutes).
@@ -128,6 +129,7 @@ func TestAccStorageBackend_foreignPendingRelease(t *testing.T) {
 // pending revision). Destroy refuses and changes nothing until the person is done (here: the
 // upgrade is killed and rolled back with helm), then uninstalls.
 func TestAccStorageBackend_foreignPendingUpgrade(t *testing.T) {
+	acctest.RunsUnder(t, acctest.FirstCLIOnly)
 	t.Parallel() // as foreignPendingRelease
 	g := newGuard(t)
 	helmCmd := func(args ...string) *exec.Cmd { return helm3Command(t, args...) }

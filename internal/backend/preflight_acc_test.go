@@ -25,6 +25,7 @@ import (
 // before installing: Mayastor's hugepages and nvme_tcp, Longhorn's open-iscsi, are reported per
 // node and stop the install; settings without prerequisites install.
 func TestAccStorageBackend_preflight(t *testing.T) {
+	acctest.RunsUnder(t, acctest.FirstCLIOnly)
 	f := newFixture(t, acctest.LockMayastorNode)
 	sshd := acctest.StartSSHD(t)
 	nodeName := acctest.Node(t)
@@ -79,6 +80,7 @@ resource "clusterstorage_storage_backend" "test" {
 // without a node labelled for its io-engine (naming each node and the missing label), and
 // Mayastor whose etcd replicas cannot each get a node (saying how to run fewer).
 func TestAccStorageBackend_clusterChecks(t *testing.T) {
+	acctest.RunsUnder(t, acctest.FirstCLIOnly)
 	f := newFixture(t, acctest.LockSnapshotCRDs, acctest.LockMayastorNode)
 	class := acctest.RandomName("acc-hostpath")
 	nodeName := acctest.Node(t)
@@ -162,6 +164,7 @@ func (f *fixture) foreignSnapshotCRD() {
 // openebs-crds subchart installs the VolumeSnapshot CRDs, and they stay after destroy
 // (helm.sh/resource-policy: keep), as with the real chart; the fixture's cleanup removes them.
 func TestAccStorageBackend_snapshotCRDsKept(t *testing.T) {
+	acctest.RunsUnder(t, acctest.FirstCLIOnly)
 	f := newFixture(t, acctest.LockSnapshotCRDs)
 	dyn, err := dynamic.NewForConfig(f.rc)
 	if err != nil {

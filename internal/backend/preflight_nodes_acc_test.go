@@ -18,6 +18,7 @@ import (
 // ready for Longhorn), Longhorn's preflight reaches every node over its own sshd and reports each
 // on its own line: node 2 ok, nodes 1 and 3 without open-iscsi. Nothing is installed.
 func TestAccStorageBackend_preflightPerNode(t *testing.T) {
+	acctest.RunsUnder(t, acctest.FirstCLIOnly)
 	nodes := acctest.RequireNodes(t, 3)
 	f := newFixture(t, acctest.LockLonghorn)
 	ready := nodes[1]

@@ -18,6 +18,7 @@ import (
 // release at a local chart directory and at a repository with basic auth and its own CA: the
 // chart and values are unchanged, so those are in-place updates that do not upgrade.
 func TestAccStorageBackend_chartSources(t *testing.T) {
+	acctest.RunsUnder(t, acctest.FirstCLIOnly)
 	f := newFixture(t)
 	class := acctest.RandomName("acc-hostpath")
 	oci := acctest.StartOCIRegistry(t, acctest.ChartsDir())

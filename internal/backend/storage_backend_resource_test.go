@@ -52,6 +52,7 @@ resource "clusterstorage_storage_backend" "test" {
 // at plan, is refused at plan to turn Mayastor off while a Mayastor volume exists (the update
 // guard names it) and turns it off with force_strand_volumes.
 func TestAccStorageBackend_openebsLifecycle(t *testing.T) {
+	acctest.RunsUnder(t, acctest.EveryCLI)
 	f := newFixture(t, acctest.LockMayastorNode)
 	class := acctest.RandomName("acc-hostpath")
 	base1, base2 := t.TempDir(), t.TempDir()
@@ -188,6 +189,7 @@ func TestAccStorageBackend_openebsLifecycle(t *testing.T) {
 // every engine off deploys no Mayastor, LVM or ZFS object (its conditions are engines.*.enabled,
 // which the provider writes), and an import reads the engines back as off.
 func TestAccStorageBackend_openebs40EnginesOff(t *testing.T) {
+	acctest.RunsUnder(t, acctest.FirstCLIOnly)
 	f := newFixture(t)
 	class := acctest.RandomName("acc-hostpath")
 	config := f.openebs("4.0.1", fmt.Sprintf("    hostpath_class_name = %q", class), "")

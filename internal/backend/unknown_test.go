@@ -14,6 +14,7 @@ import (
 // without a value conversion error. What is known is still checked at plan; raw values are
 // checked against the typed settings once known, before anything is installed.
 func TestAccStorageBackend_unknownAtPlan(t *testing.T) {
+	acctest.RunsUnder(t, acctest.EveryCLI)
 	acctest.Kube(t)
 	ns := acctest.RandomName("acc-backend")
 	config := func(version, openebs, set string) string {

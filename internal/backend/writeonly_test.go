@@ -22,6 +22,7 @@ import (
 // alone plans nothing, set_wo_revision applies it; and the write-only password is the one the
 // repository sees.
 func TestAccStorageBackend_writeOnly(t *testing.T) {
+	acctest.RunsUnder(t, acctest.EveryCLI)
 	f := newFixture(t)
 	class := acctest.RandomName("acc-hostpath")
 	repo := acctest.StartChartRepoWith(t, acctest.ChartsDir(), acctest.ChartRepoOptions{Username: "u", Password: "s3cret-repo", TLS: true})

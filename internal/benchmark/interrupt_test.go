@@ -21,6 +21,7 @@ import (
 // testing cannot interrupt the CLI, so this test runs the CLI under test itself (devCLI), with the
 // provider built from this tree through dev_overrides, as a user would.
 func TestAccStorageBenchmark_interrupt(t *testing.T) {
+	acctest.RunsUnder(t, acctest.EveryCLI)
 	e := benchtest.Setup(t)
 	start := devCLI(t, acctest.ProviderConfig())
 	class := e.Class()

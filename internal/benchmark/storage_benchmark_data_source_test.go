@@ -28,6 +28,7 @@ const short = `  runtime = "2s"
 // scheduled (WaitForFirstConsumer), and the volume is Available again after each run, so every
 // plan can run fio on it. The second config caches the result, and the third reads the cache.
 func TestAccStorageBenchmark_storageClass(t *testing.T) {
+	acctest.RunsUnder(t, acctest.EveryCLI)
 	e := benchtest.Setup(t)
 	class := e.Class()
 	pv, dir := e.LocalPV(class, "")
@@ -162,6 +163,7 @@ data "clusterstorage_storage_benchmark" "test" {
 
 // A directory on the node over SSH: the node is this machine, reached through a test sshd.
 func TestAccStorageBenchmark_nodePath(t *testing.T) {
+	acctest.RunsUnder(t, acctest.OldestTerraform)
 	e := benchtest.Setup(t)
 	sshd := acctest.StartSSHD(t)
 	dir := t.TempDir()

@@ -241,6 +241,7 @@ resource "terraform_data" "needs_ssd" {
 // a Bound one does not. A class with CSIStorageCapacity objects: summed per topology segment. A
 // class with neither: explicit nulls.
 func TestAccStorageCapacity_storageClass(t *testing.T) {
+	acctest.RunsUnder(t, acctest.EveryCLI)
 	e := setup(t)
 	ctx := context.Background()
 	local := e.class(capacity.NoProvisioner)

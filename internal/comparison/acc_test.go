@@ -187,6 +187,7 @@ func TestAccStorageComparison_badInput(t *testing.T) {
 // merged, as examples/quickstart does over a variable) plan without an error; they are checked
 // when they are known.
 func TestAccStorageComparison_targetsUnknownAtPlan(t *testing.T) {
+	acctest.RunsUnder(t, acctest.EveryCLI)
 	acctest.Kube(t)
 	config := acctest.ProviderConfig() + `
 resource "terraform_data" "class" {

@@ -218,6 +218,7 @@ var (
 // next read must succeed and leave nothing of either run. FAULTS_ALL=1 (make faults) runs every
 // row, else only the rows marked ci.
 func TestAccFaults_matrix(t *testing.T) {
+	acctest.RunsUnder(t, acctest.FirstCLIOnly)
 	nodes := acctest.RequireNodesAlone(t, 2)
 	if nodes[0].MachineDir != "" || nodes[1].MachineDir == "" {
 		t.Fatalf("the matrix cuts the SSH connections of node 1, which must run on this machine (%s: %q), and powers off node 2, which must be a machine (%s: %q)",

@@ -28,6 +28,7 @@ const required = `terraform {
 // runs on the target, and the plan then updates in place only the settings an import cannot know
 // (never a replace, which would move the data back).
 func TestAccK3sDataDirMigration_identity(t *testing.T) {
+	acctest.RunsUnder(t, acctest.EveryCLI)
 	s, nodeName := accStandin(t)
 	target := filepath.Join(s.Root, "mnt/nvme/k3s")
 	identity := statecheck.ExpectIdentity(addr, map[string]knownvalue.Check{

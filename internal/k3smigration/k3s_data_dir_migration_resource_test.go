@@ -81,6 +81,7 @@ func checkOnSource(s *standin) func(*terraform.State) error {
 }
 
 func TestAccK3sDataDirMigration_basic(t *testing.T) {
+	acctest.RunsUnder(t, acctest.EveryCLI)
 	s, nodeName := accStandin(t)
 	target := filepath.Join(s.Root, "mnt/nvme/k3s")
 	before := snapshot(t, s.Source)

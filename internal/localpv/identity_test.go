@@ -35,6 +35,7 @@ const required = `terraform {
 // update; an import block with that identity (Terraform 1.12+, OpenTofu 1.12+) imports it with no
 // change, and an import block with the name as `id` still does.
 func TestAccLocalPV_identity(t *testing.T) {
+	acctest.RunsUnder(t, acctest.EveryCLI)
 	f := newFixture(t)
 	name := acctest.RandomName("acc-pv")
 	dir := filepath.Join(f.root, "disks", "vol1")

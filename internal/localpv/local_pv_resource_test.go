@@ -49,6 +49,7 @@ func (f *fixture) config(body string) string {
 }
 
 func TestAccLocalPV_lifecycle(t *testing.T) {
+	acctest.RunsUnder(t, acctest.EveryCLI, acctest.OldestTerraform)
 	f := newFixture(t)
 	name := acctest.RandomName("acc-pv")
 	dir := filepath.Join(f.root, "disks", "vol1")
@@ -774,6 +775,7 @@ resource "clusterstorage_local_pv" "test" {
 // TestAccLocalPV_importUnpinned: a local volume without a kubernetes.io/hostname term cannot be
 // imported; the error says how to pin it.
 func TestAccLocalPV_importUnpinned(t *testing.T) {
+	acctest.RunsUnder(t, acctest.EveryCLI)
 	f := newFixture(t)
 	name := acctest.RandomName("acc-pv")
 	pv := &corev1.PersistentVolume{

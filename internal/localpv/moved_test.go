@@ -66,6 +66,7 @@ func standInPV(client kubernetes.Interface) fwresource.Resource {
 // keeps its UID), and the resource manages it from then on (destroy deletes the volume and, as
 // the default delete_directory_on_destroy = false says, keeps the directory and its data).
 func TestAccLocalPV_movedFromKubernetes(t *testing.T) {
+	acctest.RunsUnder(t, acctest.EveryCLI)
 	f := newFixture(t)
 	name := acctest.RandomName("acc-pv")
 	dir := filepath.Join(f.root, "disks", name)

@@ -33,6 +33,7 @@ import (
 // the apply is forbidden (so the token, not some other credential, is what was used); with it,
 // the apply works.
 func TestAccProvider_inCluster(t *testing.T) {
+	acctest.RunsUnder(t, acctest.EveryCLI, acctest.OldestTerraform)
 	client := acctest.Kube(t)
 	ctx := context.Background()
 	name := acctest.RandomName("acc-incluster")

@@ -23,6 +23,7 @@ resource "clusterstorage_storage_class" "test" {
 // TestAccProvider_configUnknownAtPlan: a kubeconfig path computed during apply (as for a cluster
 // created in the same apply) does not fail the plan, and the apply then uses it.
 func TestAccProvider_configUnknownAtPlan(t *testing.T) {
+	acctest.RunsUnder(t, acctest.EveryCLI, acctest.OldestTerraform)
 	acctest.Kube(t)
 	name := acctest.RandomName("acc-provider")
 	resource.Test(t, resource.TestCase{
@@ -47,6 +48,7 @@ provider "clusterstorage" {
 
 // TestAccProvider_configFromEnvironment: KUBE_CONFIG_PATH works as in the hashicorp providers.
 func TestAccProvider_configFromEnvironment(t *testing.T) {
+	acctest.RunsUnder(t, acctest.EveryCLI, acctest.OldestTerraform)
 	acctest.Kube(t)
 	t.Setenv("KUBE_CONFIG_PATH", acctest.Kubeconfig())
 	name := acctest.RandomName("acc-provider")
@@ -61,6 +63,7 @@ func TestAccProvider_configFromEnvironment(t *testing.T) {
 
 // TestAccProvider_configErrors: a missing or unusable configuration is one clear error.
 func TestAccProvider_configErrors(t *testing.T) {
+	acctest.RunsUnder(t, acctest.EveryCLI, acctest.OldestTerraform)
 	acctest.Kube(t)
 	for _, v := range []string{"KUBE_CONFIG_PATH", "KUBE_CONFIG_PATHS", "KUBE_HOST"} {
 		t.Setenv(v, "")

@@ -13,6 +13,7 @@ import (
 // apply (a for over a cluster module's nodes) do not fail the provider's configuration with a
 // value conversion error; what must reach a node before they are known says so.
 func TestAccProvider_sshUnknownAtPlan(t *testing.T) {
+	acctest.RunsUnder(t, acctest.EveryCLI, acctest.OldestTerraform)
 	acctest.Kube(t)
 	cases := map[string]string{
 		"nodes": `ssh {

@@ -34,6 +34,7 @@ const required = `terraform {
 // an update; an import block with that identity (Terraform 1.12+, OpenTofu 1.12+) imports it with
 // no change, and an import block with the name as `id` still does.
 func TestAccStorageClass_identity(t *testing.T) {
+	acctest.RunsUnder(t, acctest.EveryCLI)
 	name := acctest.RandomName("acc-sc")
 	client := acctest.Kube(t)
 	addr := "clusterstorage_storage_class.test"

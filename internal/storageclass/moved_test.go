@@ -44,6 +44,7 @@ func standInClass(client kubernetes.Interface) fwresource.Resource {
 // configuration that matches the class (the move imported it; nothing deleted or re-created: the
 // class keeps its UID), and the resource manages it from then on (destroy deletes it).
 func TestAccStorageClass_movedFromKubernetes(t *testing.T) {
+	acctest.RunsUnder(t, acctest.EveryCLI)
 	name := acctest.RandomName("acc-sc")
 	client := acctest.Kube(t)
 	addr := "clusterstorage_storage_class.test"

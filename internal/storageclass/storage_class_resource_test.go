@@ -27,6 +27,7 @@ import (
 const defaultAnnotation = "storageclass.kubernetes.io/is-default-class"
 
 func TestAccStorageClass_lifecycle(t *testing.T) {
+	acctest.RunsUnder(t, acctest.EveryCLI, acctest.OldestTerraform)
 	name := acctest.RandomName("acc-sc")
 	client := acctest.Kube(t)
 	addr := "clusterstorage_storage_class.test"

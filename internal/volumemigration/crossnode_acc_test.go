@@ -192,6 +192,7 @@ func kubePodFinished(p *corev1.Pod) bool {
 // on node 2's volume, byte for byte, the writer writes there, the source is kept, and no pod or
 // Secret of the migration is left. A target_node the cluster does not have is refused at plan.
 func TestAccVolumeMigration_crossNode(t *testing.T) {
+	acctest.RunsUnder(t, acctest.EveryCLI)
 	c := newCrossNode(t, false)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProviderFactories,

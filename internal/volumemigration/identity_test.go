@@ -29,6 +29,7 @@ const required = `terraform {
 // updates in place only the settings an import cannot know (the copy pod's image and pull
 // policy, which matter only to later runs): nothing is migrated again.
 func TestAccVolumeMigration_identity(t *testing.T) {
+	acctest.RunsUnder(t, acctest.EveryCLI)
 	f := newFixture(t)
 	src := f.volume(t, acctest.RandomName("migration-src"), f.source)
 	f.volume(t, acctest.RandomName("migration-dst"), f.target)

@@ -288,6 +288,7 @@ resource "clusterstorage_volume_migration" "test" {
 // room (static volumes too small; an OpenEBS hostpath class whose base path has too little free
 // space, with the provider's ssh block), and a class that does not exist, are refused at plan.
 func TestAccVolumeMigration_deployment(t *testing.T) {
+	acctest.RunsUnder(t, acctest.EveryCLI)
 	f := newFixture(t)
 	src := f.volume(t, acctest.RandomName("migration-src"), f.source)
 	bare := f.volume(t, acctest.RandomName("migration-bare"), f.source)
@@ -678,6 +679,7 @@ func TestAccVolumeMigration_resumeAfterScaleDown(t *testing.T) {
 // passes although the claim does not exist (the record on the new volume says why), and the
 // apply makes the claim again on the new volume and starts the Deployment: nothing is lost.
 func TestAccVolumeMigration_resumeAfterClaimDeleted(t *testing.T) {
+	acctest.RunsUnder(t, acctest.EveryCLI)
 	testResume(t, volumemigration.RunKilledAfterClaimDeleted, killedAt{})
 }
 
