@@ -17,18 +17,15 @@ import (
 // volume made Available again) and caches it, then reads the cache, with a kubeconfig bound to
 // exactly examples/rbac/storage-benchmark.yaml's ClusterRole and its Role in the test's namespace.
 func TestAccStorageBenchmark_rbac(t *testing.T) {
-	e := benchtest.Setup(t)
-	class := e.Class()
-	pv, _ := e.LocalPV(class, "")
-	kubeconfig := acctest.RoleKubeconfig(t, e.Client, acctest.RandomName("acc-bench-rbac"), "storage-benchmark.yaml", map[string]string{"default": e.NS})
-	config := acctest.WithKubeconfig(acctest.ProviderConfig(), kubeconfig) + fmt.Sprintf(`
+	r := benchtest.SetupRBAC(t, "acc-bench-rbac")
+	config := acctest.WithKubeconfig(acctest.ProviderConfig(), r.Kubeconfig) + fmt.Sprintf(`
 data "clusterstorage_storage_benchmark" "test" {
   storage_class = %q
   namespace     = %q
   node          = %q
   max_age       = "1h"
 %s%s}
-`, class, e.NS, e.Node, benchtest.PodAttributes(), short)
+`, r.Class, r.NS, r.Node, benchtest.PodAttributes(), short)
 	resource.ParallelTest(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
@@ -39,10 +36,7 @@ data "clusterstorage_storage_benchmark" "test" {
 					plausible(true, true),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("cached"), knownvalue.Bool(false)),
 				},
-				Check: resource.ComposeTestCheckFunc(
-					benchtest.Check(func() error { return e.NoLeftovers(true) }),
-					benchtest.Check(func() error { return e.VolumeAvailable(pv) }),
-				),
+				Check: r.Clean(),
 			},
 			{
 				Config: config,

@@ -20,15 +20,10 @@ import (
 // kubeconfig bound to exactly examples/rbac/storage-benchmark.yaml: its ClusterRole, its Role in
 // the comparison's namespace and its comparison Role in the backend namespace.
 func TestAccStorageComparison_rbacCached(t *testing.T) {
-	e := benchtest.Setup(t)
-	class := e.Class()
-	pv, _ := e.LocalPV(class, "")
+	r := benchtest.SetupRBAC(t, "acc-cmp-rbac", "openebs")
 	sshd := acctest.StartSSHD(t)
 	diskDir := t.TempDir()
-	backendNS := acctest.Namespace(t, e.Client, "acc-cmp-backend")
-	kubeconfig := acctest.RoleKubeconfig(t, e.Client, acctest.RandomName("acc-cmp-rbac"), "storage-benchmark.yaml",
-		map[string]string{"default": e.NS, "openebs": backendNS})
-	config := acctest.WithKubeconfig(acctest.ProviderConfigSSH(sshd, e.Node), kubeconfig) + fmt.Sprintf(`
+	config := acctest.WithKubeconfig(acctest.ProviderConfigSSH(sshd, r.Node), r.Kubeconfig) + fmt.Sprintf(`
 data "clusterstorage_storage_comparison" "test" {
   targets = {
     disk     = { node_path = %q }
@@ -42,7 +37,7 @@ data "clusterstorage_storage_comparison" "test" {
   size      = "16M"
   max_age   = "1h"
 %s}
-`, diskDir, class, backendNS, e.Node, e.NS, benchtest.PodAttributes())
+`, diskDir, r.Class, r.Namespaces["openebs"], r.Node, r.NS, benchtest.PodAttributes())
 	measuredAt := statecheck.CompareValue(compare.ValuesSame())
 	resource.ParallelTest(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
@@ -56,10 +51,7 @@ data "clusterstorage_storage_comparison" "test" {
 					measuredAt.AddStateValue(cmpAddr, tfjsonpath.New("measured_at")),
 					comparisonPlausible([]string{"disk", "local_pv"}, 2),
 				},
-				Check: resource.ComposeTestCheckFunc(
-					benchtest.Check(func() error { return e.NoLeftovers(true) }),
-					benchtest.Check(func() error { return e.VolumeAvailable(pv) }),
-				),
+				Check: r.Clean(),
 			},
 			{
 				Config: config,
@@ -68,7 +60,7 @@ data "clusterstorage_storage_comparison" "test" {
 					measuredAt.AddStateValue(cmpAddr, tfjsonpath.New("measured_at")),
 					comparisonPlausible([]string{"disk", "local_pv"}, 2),
 				},
-				Check: benchtest.Check(func() error { return e.NoLeftovers(true) }),
+				Check: benchtest.Check(func() error { return r.NoLeftovers(true) }),
 			},
 		},
 	})
