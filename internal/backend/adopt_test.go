@@ -23,6 +23,7 @@ import (
 // left and the provider's manager applies them (a later chart that drops a field removes it:
 // TestIntegrationAdoptionTakesOverHelmCLIFields). The next plan is empty.
 func TestAccStorageBackend_adoptTakesOverHelmCLIFields(t *testing.T) {
+	acctest.RunsUnder(t, acctest.EveryCLI)
 	f := newFixture(t)
 	class := acctest.RandomName("acc-hostpath")
 	base1, base2 := t.TempDir(), t.TempDir()
