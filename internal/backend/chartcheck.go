@@ -335,11 +335,12 @@ func archiveDiags(ctx context.Context, ch *chart.Chart, s spec, values map[strin
 	return diags
 }
 
-// planChartCheck fetches the chart archive at plan and checks it with the planned values
-// (archiveDiags), so a chart that would not install what the configuration asks for is refused
-// before apply. When the archive cannot be fetched now (the repository or the cluster's
-// connection is not reachable at plan), the apply checks it instead.
-func (r *Resource) planChartCheck(ctx context.Context, s spec, version string) diag.Diagnostics {
+// planChartCheck fetches the chart archive at plan (once per plan: archive, which the update
+// guard reads too) and checks it with the planned values (archiveDiags), so a chart that would
+// not install what the configuration asks for is refused before apply. When the archive cannot
+// be fetched now (the repository or the cluster's connection is not reachable at plan), the
+// apply checks it instead.
+func (r *Resource) planChartCheck(ctx context.Context, s spec, version string, archive *planArchive) diag.Diagnostics {
 	values, err := s.valuesFor(version)
 	if err != nil {
 		return nil // reported by the caller
@@ -351,7 +352,7 @@ func (r *Resource) planChartCheck(ctx context.Context, s spec, version string) d
 	}
 	src := s.Source
 	src.Version = version
-	ch, err := hc.LocateChart(ctx, src)
+	ch, err := archive.chart(ctx, hc, src)
 	if err != nil {
 		tflog.Info(ctx, "chart check left to the apply: fetching the chart failed", map[string]any{"error": err.Error()})
 		return nil

@@ -138,6 +138,10 @@ func (r *Resource) ModifyPlan(ctx context.Context, req resource.ModifyPlanReques
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("id"), types.StringValue(plan.Namespace.ValueString()+"/"+plan.ReleaseName.ValueString()))...)
 	}
 
+	// The chart archive of the planned version, fetched once for this plan's render check and
+	// update guard.
+	archive := &planArchive{}
+
 	// With an exact version, its value keys are known now: check the version, the typed settings,
 	// and the raw values against them once those are known.
 	if v := plan.Version; !v.IsUnknown() && isExactVersion(v.ValueString()) && len(typedPending) == 0 {
@@ -159,7 +163,7 @@ func (r *Resource) ModifyPlan(ctx context.Context, req resource.ModifyPlanReques
 		}
 		// The chart archive rendered with the planned values, when something is to change.
 		if len(rawPending) == 0 && !req.Plan.Raw.Equal(req.State.Raw) {
-			if resp.Diagnostics.Append(r.planChartCheck(ctx, s, version)...); resp.Diagnostics.HasError() {
+			if resp.Diagnostics.Append(r.planChartCheck(ctx, s, version, archive)...); resp.Diagnostics.HasError() {
 				return
 			}
 		}
@@ -193,7 +197,7 @@ func (r *Resource) ModifyPlan(ctx context.Context, req resource.ModifyPlanReques
 		}
 		// The update guard, once everything it reads is known (else the apply runs it).
 		if len(typedPending) == 0 && len(rawPending) == 0 && len(resp.RequiresReplace) == 0 && !plan.ForceStrandVolumes.IsUnknown() {
-			resp.Diagnostics.Append(r.planStrandGuard(ctx, plan.spec(), strings.TrimPrefix(v, "v"))...)
+			resp.Diagnostics.Append(r.planStrandGuard(ctx, plan.spec(), strings.TrimPrefix(v, "v"), archive)...)
 			if resp.Diagnostics.HasError() {
 				return
 			}
@@ -213,8 +217,9 @@ func (r *Resource) ModifyPlan(ctx context.Context, req resource.ModifyPlanReques
 
 // planStrandGuard runs the update guard (strand.go) at plan against the live release. When the
 // cluster or the release cannot be read now (the provider's connection is not known yet, the
-// release is gone), the apply checks instead, before Helm is called.
-func (r *Resource) planStrandGuard(ctx context.Context, s spec, version string) diag.Diagnostics {
+// release is gone), the apply checks instead, before Helm is called. The chart archive is the
+// plan's (archive: fetched once for the render check and this guard).
+func (r *Resource) planStrandGuard(ctx context.Context, s spec, version string, archive *planArchive) diag.Diagnostics {
 	var diags diag.Diagnostics
 	later := func(why string) diag.Diagnostics {
 		tflog.Info(ctx, "update guard left to the apply: "+why, map[string]any{"release": s.id()})
@@ -238,7 +243,7 @@ func (r *Resource) planStrandGuard(ctx context.Context, s spec, version string) 
 	// Which engines the chart turns on by default is the archive's to say (guard_engines.go).
 	src := s.Source
 	src.Version = version
-	ch, err := hc.LocateChart(ctx, src)
+	ch, err := archive.chart(ctx, hc, src)
 	if err != nil {
 		return later("fetching the chart: " + err.Error())
 	}
