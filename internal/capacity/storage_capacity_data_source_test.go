@@ -70,23 +70,10 @@ func TestAccStorageCapacity_nodePath(t *testing.T) {
 	loopRotational := strings.TrimSpace(string(rotational)) == "1"
 
 	data := func(name, p string) string {
-		return fmt.Sprintf("data \"clusterstorage_storage_capacity\" %q {\n  node_path = %q\n  nodes     = [%q]\n}\n", name, p, e.node)
+		return acctest.LoadConfig(t, "node_path_data.tf", name, p, e.node)
 	}
 	config := acctest.ProviderConfigSSH(sshd, e.node) + data("test", ext4) + data("tmpfs", tmpfs) + data("ro", ro) + data("link", link) + data("root", "/") +
-		fmt.Sprintf(`
-check "ext4_has_1g_free" {
-  assert {
-    condition     = data.clusterstorage_storage_capacity.test.filesystems[%[1]q].available_bytes >= 1073741824
-    error_message = "less than 1 GiB free: ${data.clusterstorage_storage_capacity.test.summary}"
-  }
-}
-check "tmpfs_has_8m_free" {
-  assert {
-    condition     = data.clusterstorage_storage_capacity.tmpfs.totals.min_available_bytes >= 8388608
-    error_message = "less than 8 MiB free"
-  }
-}
-`, e.node)
+		acctest.LoadConfig(t, "node_path.tf", e.node)
 	steps := []resource.TestStep{
 		{
 			Config: config,
@@ -184,44 +171,14 @@ func TestAccStorageCapacity_preconditions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	target := fmt.Sprintf(`
-data "clusterstorage_storage_capacity" "target" {
-  node_path = %q
-  nodes     = [%q]
-}
-`, ext4, e.node)
-	migration := target + fmt.Sprintf(`
-locals {
-  k3s_needs_bytes = 1073741824 # 1 GiB: far more than the 32 MiB target has
-}
-
-resource "clusterstorage_k3s_data_dir_migration" "move" {
-  node   = %[1]q
-  target = "%[2]s/k3s"
-
-  lifecycle {
-    precondition {
-      condition     = data.clusterstorage_storage_capacity.target.filesystems[%[1]q].available_bytes >= local.k3s_needs_bytes
-      error_message = "Not enough space on the target: ${data.clusterstorage_storage_capacity.target.summary}"
-    }
-  }
-}
-`, e.node, ext4)
+	target := acctest.LoadConfig(t, "preconditions.tf", ext4, e.node)
+	migration := target + acctest.LoadConfig(t, "preconditions_2.tf", e.node, ext4)
 	steps := []resource.TestStep{{
 		Config:      acctest.ProviderConfigSSH(sshd, e.node) + migration,
 		PlanOnly:    true,
 		ExpectError: acctest.ErrorRegexp(`Not enough space on the target: node_path ` + ext4),
 	}}
-	notRotational := target + fmt.Sprintf(`
-resource "terraform_data" "needs_ssd" {
-  lifecycle {
-    precondition {
-      condition     = data.clusterstorage_storage_capacity.target.filesystems[%q].rotational == false
-      error_message = "The target is on a rotational disk."
-    }
-  }
-}
-`, e.node)
+	notRotational := target + acctest.LoadConfig(t, "preconditions_3.tf", e.node)
 	if strings.TrimSpace(string(rotational)) == "1" {
 		steps = append(steps, resource.TestStep{
 			Config: acctest.ProviderConfigSSH(sshd, e.node) + notRotational, PlanOnly: true,
@@ -517,35 +474,7 @@ func TestAccStorageCapacity_openEBSRelease(t *testing.T) {
 		t.Fatal(err)
 	}
 	class := acctest.RandomName("acc-cap-hostpath")
-	config := acctest.ProviderConfigSSH(sshd, e.node) + fmt.Sprintf(`
-resource "clusterstorage_storage_backend" "openebs" {
-  type       = "openebs"
-  repository = %q
-  version    = "4.4.0"
-  namespace  = %q
-  openebs = {
-    hostpath_class_name = %q
-    hostpath_base_path  = %q
-    # the cluster may have the VolumeSnapshot CRDs already (the demo's OpenEBS, a snapshot controller)
-    volume_snapshot_crds = false
-  }
-}
-
-data "clusterstorage_storage_capacity" "test" {
-  backend = {
-    type      = clusterstorage_storage_backend.openebs.type
-    namespace = clusterstorage_storage_backend.openebs.namespace
-  }
-  nodes = [%q]
-
-  lifecycle {
-    postcondition {
-      condition     = self.totals.min_available_bytes >= 10485760
-      error_message = "less than 10 MiB for hostpath volumes: ${self.summary}"
-    }
-  }
-}
-`, repo, e.ns, class, base, e.node)
+	config := acctest.ProviderConfigSSH(sshd, e.node) + acctest.LoadConfig(t, "openebs_release.tf", repo, e.ns, class, base, e.node)
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,

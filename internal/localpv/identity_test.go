@@ -40,14 +40,7 @@ func TestAccLocalPV_identity(t *testing.T) {
 	name := acctest.RandomName("acc-pv")
 	dir := filepath.Join(f.root, "disks", "vol1")
 	config := func(capacity string) string {
-		return required + f.config(fmt.Sprintf(`
-resource "clusterstorage_local_pv" "test" {
-  name     = %q
-  node     = %q
-  path     = %q
-  capacity = %q
-  labels   = { tier = "nvme" }
-}`, name, f.node, dir, capacity))
+		return required + f.config(acctest.LoadConfig(t, "identity.tf", name, f.node, dir, capacity))
 	}
 	identity := statecheck.ExpectIdentity(addr, map[string]knownvalue.Check{"name": knownvalue.StringExact(name)})
 	resource.Test(t, resource.TestCase{

@@ -55,16 +55,7 @@ func TestAccLocalPV_lifecycle(t *testing.T) {
 	dir := filepath.Join(f.root, "disks", "vol1")
 	class := acctest.RandomName("acc-local")
 	volume := func(capacity, mode, extra string) string {
-		return f.config(fmt.Sprintf(`
-resource "clusterstorage_local_pv" "test" {
-  name               = %q
-  node               = %q
-  path               = %q
-  capacity           = %q
-  storage_class_name = %q
-  directory_mode     = %q
-  %s
-}`, name, f.node, dir, capacity, class, mode, extra))
+		return f.config(acctest.LoadConfig(t, "lifecycle.tf", name, f.node, dir, capacity, class, mode, extra))
 	}
 
 	resource.Test(t, resource.TestCase{
@@ -142,13 +133,7 @@ func TestAccLocalPV_disappears(t *testing.T) {
 	f := newFixture(t)
 	name := acctest.RandomName("acc-pv")
 	dir := filepath.Join(f.root, "vol")
-	config := f.config(fmt.Sprintf(`
-resource "clusterstorage_local_pv" "test" {
-  name     = %q
-  node     = %q
-  path     = %q
-  capacity = "1Gi"
-}`, name, f.node, dir))
+	config := f.config(acctest.LoadConfig(t, "disappears.tf", name, f.node, dir))
 
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
@@ -193,15 +178,7 @@ func TestAccLocalPV_deleteDirectory(t *testing.T) {
 	name := acctest.RandomName("acc-pv")
 	dir := filepath.Join(f.root, "vol")
 	config := func(force bool) string {
-		return f.config(fmt.Sprintf(`
-resource "clusterstorage_local_pv" "test" {
-  name                        = %q
-  node                        = %q
-  path                        = %q
-  capacity                    = "1Gi"
-  delete_directory_on_destroy = true
-  force_delete_data           = %t
-}`, name, f.node, dir, force))
+		return f.config(acctest.LoadConfig(t, "delete_directory.tf", name, f.node, dir, force))
 	}
 
 	resource.Test(t, resource.TestCase{
@@ -255,14 +232,7 @@ func TestAccLocalPV_emptyDirectoryRemoved(t *testing.T) {
 			return nil
 		},
 		Steps: []resource.TestStep{{
-			Config: f.config(fmt.Sprintf(`
-resource "clusterstorage_local_pv" "test" {
-  name                        = %q
-  node                        = %q
-  path                        = %q
-  capacity                    = "1Gi"
-  delete_directory_on_destroy = true
-}`, name, f.node, dir)),
+			Config: f.config(acctest.LoadConfig(t, "empty_directory_removed.tf", name, f.node, dir)),
 		}},
 	})
 }
@@ -273,27 +243,9 @@ func TestAccLocalPV_sshRefusals(t *testing.T) {
 	f := newFixture(t)
 	other := acctest.StartSSHD(t)
 	name := acctest.RandomName("acc-pv")
-	volume := fmt.Sprintf(`
-resource "clusterstorage_local_pv" "test" {
-  name     = %q
-  node     = %q
-  path     = %q
-  capacity = "1Gi"
-}`, name, f.node, filepath.Join(f.root, "vol"))
+	volume := acctest.LoadConfig(t, "ssh_refusals.tf", name, f.node, filepath.Join(f.root, "vol"))
 	nodeEntry := func(extra string) string {
-		return fmt.Sprintf(`provider "clusterstorage" {
-  kubernetes {
-    config_path = %q
-  }
-  ssh {
-    user             = %q
-    private_key_path = %q
-  }
-  nodes = {
-    %q = { host = %q, port = %d, %s }
-  }
-}
-`, acctest.Kubeconfig(), f.sshd.User, f.sshd.ClientKeyPath, f.node, f.sshd.Host, f.sshd.Port, extra)
+		return acctest.LoadConfig(t, "ssh_refusals_2.tf", acctest.Kubeconfig(), f.sshd.User, f.sshd.ClientKeyPath, f.node, f.sshd.Host, f.sshd.Port, extra)
 	}
 
 	resource.Test(t, resource.TestCase{
@@ -370,23 +322,11 @@ func TestAccLocalPV_applyErrors(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		Steps: []resource.TestStep{
 			{
-				Config: f.config(fmt.Sprintf(`
-resource "clusterstorage_local_pv" "test" {
-  name     = "acc-pv-unknown-node"
-  node     = "no-such-node"
-  path     = %q
-  capacity = "1Gi"
-}`, filepath.Join(f.root, "vol"))),
+				Config:      f.config(acctest.LoadConfig(t, "apply_errors.tf", filepath.Join(f.root, "vol"))),
 				ExpectError: acctest.ErrorWords(`node "no-such-node" not found in the cluster; its nodes are: ` + f.node),
 			},
 			{
-				Config: f.config(fmt.Sprintf(`
-resource "clusterstorage_local_pv" "test" {
-  name     = "acc-pv-file"
-  node     = %q
-  path     = %q
-  capacity = "1Gi"
-}`, f.node, file)),
+				Config:      f.config(acctest.LoadConfig(t, "apply_errors_2.tf", f.node, file)),
 				ExpectError: acctest.ErrorWords("exists and is not a directory"),
 			},
 		},
@@ -402,14 +342,7 @@ func TestAccLocalPV_manyOnOneNode(t *testing.T) {
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		Steps: []resource.TestStep{{
-			Config: f.config(fmt.Sprintf(`
-resource "clusterstorage_local_pv" "test" {
-  count    = 30
-  name     = "%s-${count.index}"
-  node     = %q
-  path     = "%s/vol-${count.index}"
-  capacity = "1Gi"
-}`, prefix, f.node, f.root)),
+			Config: f.config(acctest.LoadConfig(t, "many_on_one_node.tf", prefix, f.node, f.root)),
 			Check: func(*terraform.State) error {
 				entries, err := os.ReadDir(f.root)
 				if err != nil || len(entries) != 30 {
@@ -518,15 +451,7 @@ func TestAccLocalPV_replacedOutOfBand(t *testing.T) {
 	f := newFixture(t)
 	name := acctest.RandomName("acc-pv")
 	dir := filepath.Join(f.root, "vol")
-	config := f.config(fmt.Sprintf(`
-resource "clusterstorage_local_pv" "test" {
-  name                        = %q
-  node                        = %q
-  path                        = %q
-  capacity                    = "1Gi"
-  delete_directory_on_destroy = true
-  force_delete_data           = true
-}`, name, f.node, dir))
+	config := f.config(acctest.LoadConfig(t, "replaced_out_of_band.tf", name, f.node, dir))
 	var foreignUID string
 	t.Cleanup(func() {
 		_ = f.client.CoreV1().PersistentVolumes().Delete(context.Background(), name, metav1.DeleteOptions{})
@@ -622,14 +547,7 @@ func TestAccLocalPV_leftByAnInterruptedApply(t *testing.T) {
 	leftover(same, dir)
 	leftover(other, filepath.Join(f.root, "elsewhere"))
 	config := func(name string) string {
-		return f.config(fmt.Sprintf(`
-resource "clusterstorage_local_pv" "test" {
-  name     = %q
-  node     = %q
-  path     = %q
-  capacity = "2Gi"
-  labels   = { app = "db" }
-}`, name, f.node, dir))
+		return f.config(acctest.LoadConfig(t, "left_by_an_interrupted_apply.tf", name, f.node, dir))
 	}
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
@@ -665,14 +583,7 @@ func TestAccLocalPV_symlinks(t *testing.T) {
 		name := acctest.RandomName("acc-pv")
 		dir, elsewhere := filepath.Join(f.root, "vol"), filepath.Join(f.root, "elsewhere")
 		config := func(mode string) string {
-			return f.config(fmt.Sprintf(`
-resource "clusterstorage_local_pv" "test" {
-  name           = %q
-  node           = %q
-  path           = %q
-  capacity       = "1Gi"
-  directory_mode = %q
-}`, name, f.node, dir, mode))
+			return f.config(acctest.LoadConfig(t, "symlinks.tf", name, f.node, dir, mode))
 		}
 		resource.Test(t, resource.TestCase{
 			PreCheck:                 func() { acctest.PreCheck(t) },
@@ -714,17 +625,7 @@ resource "clusterstorage_local_pv" "test" {
 		}
 		t.Cleanup(func() { _ = os.RemoveAll(system) })
 		config := func(manageDir bool, mode string) string {
-			return f.config(fmt.Sprintf(`
-resource "clusterstorage_local_pv" "test" {
-  name                        = %q
-  node                        = %q
-  path                        = %q
-  capacity                    = "1Gi"
-  create_directory            = %t
-  delete_directory_on_destroy = %t
-  force_delete_data           = %t
-  directory_mode              = %q
-}`, name, f.node, dir, manageDir, manageDir, manageDir, mode))
+			return f.config(acctest.LoadConfig(t, "symlinks_2.tf", name, f.node, dir, manageDir, manageDir, manageDir, mode))
 		}
 		resource.Test(t, resource.TestCase{
 			PreCheck:                 func() { acctest.PreCheck(t) },
@@ -802,13 +703,7 @@ func TestAccLocalPV_importUnpinned(t *testing.T) {
     clusterstorage = { source = "registry.terraform.io/hashicorp/clusterstorage" }
   }
 }
-` + f.config(fmt.Sprintf(`
-resource "clusterstorage_local_pv" "test" {
-  name     = %q
-  node     = %q
-  path     = %q
-  capacity = "1Gi"
-}`, name, f.node, pv.Spec.Local.Path))
+` + f.config(acctest.LoadConfig(t, "import_unpinned.tf", name, f.node, pv.Spec.Local.Path))
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,

@@ -87,33 +87,14 @@ func TestAccLocalPV_movedFromKubernetes(t *testing.T) {
 		CheckDestroy:             f.checkDestroyed(name),
 		Steps: []resource.TestStep{
 			{
-				Config: fmt.Sprintf(`
-resource "kubernetes_persistent_volume_v1" "disk" {
-  metadata {
-    name = %q
-  }
-  capacity = "1Gi"
-  path     = %q
-  node     = %q
-}`, name, dir, f.node),
+				Config: acctest.LoadConfig(t, "moved_from_kubernetes.tf", name, dir, f.node),
 				Check: f.checkPV(name, func(pv *corev1.PersistentVolume) error {
 					uid = string(pv.UID)
 					return nil
 				}),
 			},
 			{
-				Config: f.config(fmt.Sprintf(`
-moved {
-  from = kubernetes_persistent_volume_v1.disk
-  to   = clusterstorage_local_pv.test
-}
-
-resource "clusterstorage_local_pv" "test" {
-  name     = %q
-  node     = %q
-  path     = %q
-  capacity = "1Gi"
-}`, name, f.node, dir)),
+				Config: f.config(acctest.LoadConfig(t, "moved_from_kubernetes_2.tf", name, f.node, dir)),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionNoop),
 				}},

@@ -37,16 +37,7 @@ func TestAccLocalPV_otherNode(t *testing.T) {
 	name := acctest.RandomName("acc-pv")
 	class := acctest.RandomName("acc-local")
 	dir := filepath.Join(second.DataDisks[0], name)
-	config := acctest.ProviderConfigNodes(nodes...) + fmt.Sprintf(`
-resource "clusterstorage_local_pv" "test" {
-  name                        = %q
-  node                        = %q
-  path                        = %q
-  capacity                    = "1Gi"
-  storage_class_name          = %q
-  delete_directory_on_destroy = true
-  force_delete_data           = true
-}`, name, second.Name, dir, class)
+	config := acctest.ProviderConfigNodes(nodes...) + acctest.LoadConfig(t, "other_node.tf", name, second.Name, dir, class)
 
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
@@ -159,22 +150,7 @@ func TestAccLocalPV_nodePoweredOff(t *testing.T) {
 		dirA = filepath.Join(first.DataDisks[0], nameA)
 	}
 	dirB := filepath.Join(second.DataDisks[0], nameB)
-	config := acctest.ProviderConfigNodes(nodes...) + fmt.Sprintf(`
-resource "clusterstorage_local_pv" "a" {
-  name                        = %q
-  node                        = %q
-  path                        = %q
-  capacity                    = "1Gi"
-  delete_directory_on_destroy = true
-}
-
-resource "clusterstorage_local_pv" "b" {
-  name                        = %q
-  node                        = %q
-  path                        = %q
-  capacity                    = "1Gi"
-  delete_directory_on_destroy = true
-}`, nameA, first.Name, dirA, nameB, second.Name, dirB)
+	config := acctest.ProviderConfigNodes(nodes...) + acctest.LoadConfig(t, "node_powered_off.tf", nameA, first.Name, dirA, nameB, second.Name, dirB)
 	off := false
 	t.Cleanup(func() {
 		if off {

@@ -2,7 +2,6 @@ package localpv_test
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -27,14 +26,7 @@ func TestAccLocalPV_rbac(t *testing.T) {
 		}
 	})
 	volume := func(capacity string) string {
-		return acctest.WithKubeconfig(f.config(""), kubeconfig) + fmt.Sprintf(`
-resource "clusterstorage_local_pv" "test" {
-  name               = %q
-  node               = %q
-  path               = %q
-  capacity           = %q
-  storage_class_name = "acc-local-rbac"
-}`, name, f.node, dir, capacity)
+		return acctest.WithKubeconfig(f.config(""), kubeconfig) + acctest.LoadConfig(t, "rbac.tf", name, f.node, dir, capacity)
 	}
 
 	resource.Test(t, resource.TestCase{

@@ -2,7 +2,6 @@ package storageclass_test
 
 import (
 	"context"
-	"fmt"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -39,13 +38,7 @@ func TestAccStorageClass_identity(t *testing.T) {
 	client := acctest.Kube(t)
 	addr := "clusterstorage_storage_class.test"
 	config := func(expansion bool) string {
-		return required + acctest.ProviderConfig() + fmt.Sprintf(`
-resource "clusterstorage_storage_class" "test" {
-  name                   = %q
-  storage_provisioner    = "kubernetes.io/no-provisioner"
-  allow_volume_expansion = %t
-  labels                 = { tier = "nvme" }
-}`, name, expansion)
+		return required + acctest.ProviderConfig() + acctest.LoadConfig(t, "identity.tf", name, expansion)
 	}
 	identity := statecheck.ExpectIdentity(addr, map[string]knownvalue.Check{"name": knownvalue.StringExact(name)})
 	resource.ParallelTest(t, resource.TestCase{
@@ -117,15 +110,8 @@ func TestAccStorageClass_list(t *testing.T) {
 		Steps: []resource.TestStep{
 			{Config: acctest.ProviderConfig()},
 			{
-				Query: true,
-				Config: fmt.Sprintf(`
-list "clusterstorage_storage_class" "test" {
-  provider         = clusterstorage
-  include_resource = true
-  config {
-    storage_provisioner = %q
-  }
-}`, provisioner),
+				Query:  true,
+				Config: acctest.LoadConfig(t, "list.tf", provisioner),
 				QueryResultChecks: []querycheck.QueryResultCheck{
 					querycheck.ExpectLength(list, 2),
 					querycheck.ExpectIdentity(list, map[string]knownvalue.Check{"name": knownvalue.StringExact(fast)}),

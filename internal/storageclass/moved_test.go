@@ -56,29 +56,14 @@ func TestAccStorageClass_movedFromKubernetes(t *testing.T) {
 		CheckDestroy:             checkDestroyed(client, name),
 		Steps: []resource.TestStep{
 			{
-				Config: fmt.Sprintf(`
-resource "kubernetes_storage_class_v1" "local" {
-  metadata {
-    name = %q
-  }
-  storage_provisioner = "kubernetes.io/no-provisioner"
-}`, name),
+				Config: acctest.LoadConfig(t, "moved_from_kubernetes.tf", name),
 				Check: checkClass(client, name, func(sc *storagev1.StorageClass) error {
 					uid = string(sc.UID)
 					return nil
 				}),
 			},
 			{
-				Config: acctest.ProviderConfig() + fmt.Sprintf(`
-moved {
-  from = kubernetes_storage_class_v1.local
-  to   = clusterstorage_storage_class.test
-}
-
-resource "clusterstorage_storage_class" "test" {
-  name                = %q
-  storage_provisioner = "kubernetes.io/no-provisioner"
-}`, name),
+				Config: acctest.ProviderConfig() + acctest.LoadConfig(t, "moved_from_kubernetes_2.tf", name),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionNoop),
 				}},

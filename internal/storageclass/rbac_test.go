@@ -2,7 +2,6 @@ package storageclass_test
 
 import (
 	"context"
-	"fmt"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -34,20 +33,10 @@ func TestAccStorageClass_rbac(t *testing.T) {
 		CheckDestroy:             checkDestroyed(admin, name),
 		Steps: []resource.TestStep{
 			{
-				Config: provider + fmt.Sprintf(`
-resource "clusterstorage_storage_class" "test" {
-  name                = %q
-  storage_provisioner = "kubernetes.io/no-provisioner"
-}`, name),
+				Config: provider + acctest.LoadConfig(t, "rbac.tf", name),
 			},
 			{
-				Config: provider + fmt.Sprintf(`
-resource "clusterstorage_storage_class" "test" {
-  name                   = %q
-  storage_provisioner    = "kubernetes.io/no-provisioner"
-  allow_volume_expansion = true
-  labels                 = { "app.kubernetes.io/managed-by" = "terraform" }
-}`, name),
+				Config: provider + acctest.LoadConfig(t, "rbac_2.tf", name),
 			},
 			{
 				ResourceName:      "clusterstorage_storage_class.test",

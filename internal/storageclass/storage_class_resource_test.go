@@ -38,11 +38,7 @@ func TestAccStorageClass_lifecycle(t *testing.T) {
 		CheckDestroy:             checkDestroyed(client, name),
 		Steps: []resource.TestStep{
 			{
-				Config: acctest.ProviderConfig() + fmt.Sprintf(`
-resource "clusterstorage_storage_class" "test" {
-  name        = %q
-  storage_provisioner = "kubernetes.io/no-provisioner"
-}`, name),
+				Config: acctest.ProviderConfig() + acctest.LoadConfig(t, "lifecycle.tf", name),
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("id"), knownvalue.StringExact(name)),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("reclaim_policy"), knownvalue.StringExact("Delete")),
@@ -59,18 +55,7 @@ resource "clusterstorage_storage_class" "test" {
 			},
 			{
 				// Fields Kubernetes can change are updated in place.
-				Config: acctest.ProviderConfig() + fmt.Sprintf(`
-resource "clusterstorage_storage_class" "test" {
-  name                   = %q
-  storage_provisioner            = "kubernetes.io/no-provisioner"
-  allow_volume_expansion = true
-  mount_options          = ["noatime", "nodiratime"]
-  labels                 = { "app.kubernetes.io/managed-by" = "terraform" }
-  annotations            = { "example.com/tier" = "fast" }
-  allowed_topologies = [{
-    match_label_expressions = [{ key = "kubernetes.io/hostname", values = ["node-a", "node-b"] }]
-  }]
-}`, name),
+				Config: acctest.ProviderConfig() + acctest.LoadConfig(t, "lifecycle_2.tf", name),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
 				}},
@@ -101,14 +86,7 @@ resource "clusterstorage_storage_class" "test" {
 			},
 			{
 				// Fields Kubernetes forbids changing replace the class.
-				Config: acctest.ProviderConfig() + fmt.Sprintf(`
-resource "clusterstorage_storage_class" "test" {
-  name                = %q
-  storage_provisioner         = "example.com/fast"
-  parameters          = { type = "nvme" }
-  reclaim_policy      = "Retain"
-  volume_binding_mode = "WaitForFirstConsumer"
-}`, name),
+				Config: acctest.ProviderConfig() + acctest.LoadConfig(t, "lifecycle_3.tf", name),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionReplace),
 				}},
@@ -127,11 +105,7 @@ resource "clusterstorage_storage_class" "test" {
 func TestAccStorageClass_disappears(t *testing.T) {
 	name := acctest.RandomName("acc-sc")
 	client := acctest.Kube(t)
-	config := acctest.ProviderConfig() + fmt.Sprintf(`
-resource "clusterstorage_storage_class" "test" {
-  name        = %q
-  storage_provisioner = "kubernetes.io/no-provisioner"
-}`, name)
+	config := acctest.ProviderConfig() + acctest.LoadConfig(t, "disappears.tf", name)
 
 	resource.ParallelTest(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
@@ -170,11 +144,7 @@ func TestAccStorageClass_alreadyExists(t *testing.T) {
 	t.Cleanup(func() {
 		_ = client.StorageV1().StorageClasses().Delete(context.Background(), name, metav1.DeleteOptions{})
 	})
-	config := acctest.ProviderConfig() + fmt.Sprintf(`
-resource "clusterstorage_storage_class" "test" {
-  name                = %q
-  storage_provisioner = "kubernetes.io/no-provisioner"
-}`, name)
+	config := acctest.ProviderConfig() + acctest.LoadConfig(t, "already_exists.tf", name)
 
 	resource.ParallelTest(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
@@ -212,12 +182,7 @@ func TestAccStorageClass_leftByAnInterruptedApply(t *testing.T) {
 	leftover(same, "kubernetes.io/no-provisioner")
 	leftover(other, "example.com/another")
 	config := func(name string) string {
-		return acctest.ProviderConfig() + fmt.Sprintf(`
-resource "clusterstorage_storage_class" "test" {
-  name                = %q
-  storage_provisioner = "kubernetes.io/no-provisioner"
-  labels              = { team = "storage" }
-}`, name)
+		return acctest.ProviderConfig() + acctest.LoadConfig(t, "left_by_an_interrupted_apply.tf", name)
 	}
 	resource.ParallelTest(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
@@ -248,12 +213,7 @@ resource "clusterstorage_storage_class" "test" {
 func TestAccStorageClass_unmanagedMetadata(t *testing.T) {
 	name := acctest.RandomName("acc-sc")
 	client := acctest.Kube(t)
-	config := acctest.ProviderConfig() + fmt.Sprintf(`
-resource "clusterstorage_storage_class" "test" {
-  name        = %q
-  storage_provisioner = "kubernetes.io/no-provisioner"
-  labels      = { team = "storage" }
-}`, name)
+	config := acctest.ProviderConfig() + acctest.LoadConfig(t, "unmanaged_metadata.tf", name)
 
 	resource.ParallelTest(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
@@ -305,18 +265,7 @@ func TestAccStorageClass_defaultSwitching(t *testing.T) {
 		}
 	})
 	config := func(aDefault, bDefault bool) string {
-		return acctest.ProviderConfig() + fmt.Sprintf(`
-resource "clusterstorage_storage_class" "a" {
-  name        = %q
-  storage_provisioner = "kubernetes.io/no-provisioner"
-  default     = %t
-}
-resource "clusterstorage_storage_class" "b" {
-  name        = %q
-  storage_provisioner = "kubernetes.io/no-provisioner"
-  default     = %t
-  depends_on  = [clusterstorage_storage_class.a]
-}`, a, aDefault, b, bDefault)
+		return acctest.ProviderConfig() + acctest.LoadConfig(t, "default_switching.tf", a, aDefault, b, bDefault)
 	}
 
 	resource.Test(t, resource.TestCase{

@@ -18,17 +18,7 @@ import (
 func TestAccStorageClass_topologiesUnknownAtPlan(t *testing.T) {
 	name := acctest.RandomName("acc-sc")
 	client := acctest.Kube(t)
-	config := acctest.ProviderConfig() + fmt.Sprintf(`
-resource "terraform_data" "zones" {
-  input = ["zone-a", "zone-b"]
-}
-resource "clusterstorage_storage_class" "test" {
-  name                = %q
-  storage_provisioner = "kubernetes.io/no-provisioner"
-  allowed_topologies = [for z in toset(terraform_data.zones.output) : {
-    match_label_expressions = [{ key = "topology.kubernetes.io/zone", values = [z] }]
-  }]
-}`, name)
+	config := acctest.ProviderConfig() + acctest.LoadConfig(t, "topologies_unknown_at_plan.tf", name)
 	resource.ParallelTest(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,

@@ -1,0 +1,4 @@
+data "clusterstorage_storage_capacity" %q {
+  node_path = %q
+  nodes     = [%q]
+}

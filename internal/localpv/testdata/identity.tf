@@ -1,0 +1,7 @@
+resource "clusterstorage_local_pv" "test" {
+  name     = %q
+  node     = %q
+  path     = %q
+  capacity = %q
+  labels   = { tier = "nvme" }
+}

@@ -1,0 +1,9 @@
+resource "clusterstorage_local_pv" "test" {
+  name               = %q
+  node               = %q
+  path               = %q
+  capacity           = %q
+  storage_class_name = %q
+  directory_mode     = %q
+  %s
+}

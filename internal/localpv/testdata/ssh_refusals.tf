@@ -1,0 +1,6 @@
+resource "clusterstorage_local_pv" "test" {
+  name     = %q
+  node     = %q
+  path     = %q
+  capacity = "1Gi"
+}

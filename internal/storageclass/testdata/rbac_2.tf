@@ -1,0 +1,6 @@
+resource "clusterstorage_storage_class" "test" {
+  name                   = %q
+  storage_provisioner    = "kubernetes.io/no-provisioner"
+  allow_volume_expansion = true
+  labels                 = { "app.kubernetes.io/managed-by" = "terraform" }
+}
