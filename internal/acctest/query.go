@@ -3,6 +3,7 @@ package acctest
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -137,4 +138,34 @@ func WaitVolumeAvailable(t testing.TB, client kubernetes.Interface, name string)
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// AdoptQuery is a .tfquery.hcl listing, with include_resource, the StorageClasses of provisioner,
+// the local volumes of class fast on node, and those of class slow: hand-made storage to adopt.
+func AdoptQuery(provisioner, fast, node, slow string) string {
+	return fmt.Sprintf(`list "clusterstorage_storage_class" "classes" {
+  provider         = clusterstorage
+  include_resource = true
+  config {
+    storage_provisioner = %q
+  }
+}
+
+list "clusterstorage_local_pv" "fast" {
+  provider         = clusterstorage
+  include_resource = true
+  config {
+    storage_class_name = %q
+    node               = %q
+  }
+}
+
+list "clusterstorage_local_pv" "slow" {
+  provider         = clusterstorage
+  include_resource = true
+  config {
+    storage_class_name = %q
+  }
+}
+`, provisioner, fast, node, slow)
 }

@@ -123,31 +123,7 @@ func TestAccStorageBackend_adoptWithQuery(t *testing.T) {
   }
 }
 
-list "clusterstorage_storage_class" "classes" {
-  provider         = clusterstorage
-  include_resource = true
-  config {
-    storage_provisioner = %q
-  }
-}
-
-list "clusterstorage_local_pv" "fast" {
-  provider         = clusterstorage
-  include_resource = true
-  config {
-    storage_class_name = %q
-    node               = %q
-  }
-}
-
-list "clusterstorage_local_pv" "slow" {
-  provider         = clusterstorage
-  include_resource = true
-  config {
-    storage_class_name = %q
-  }
-}
-`, f.ns, provisioner, fast, node, slow))
+`, f.ns)+acctest.AdoptQuery(provisioner, fast, node, slow))
 	out = w.AdoptGenerated(t, map[string]int{
 		`resource "clusterstorage_storage_backend"`: 1, `resource "clusterstorage_storage_class"`: 2, `resource "clusterstorage_local_pv"`: 3,
 		"import {": 6, "identity = {": 6, `type = "openebs"`: 1, flux: 0,

@@ -63,31 +63,7 @@ func TestAccLocalPV_listGenerateConfig(t *testing.T) {
 	before := versions()
 
 	w := acctest.NewWorkspace(t, cli, rc, acctest.ProviderConfigSSH(f.sshd, f.node))
-	query := fmt.Sprintf(`list "clusterstorage_storage_class" "adopt" {
-  provider         = clusterstorage
-  include_resource = true
-  config {
-    storage_provisioner = %q
-  }
-}
-
-list "clusterstorage_local_pv" "fast" {
-  provider         = clusterstorage
-  include_resource = true
-  config {
-    storage_class_name = %q
-    node               = %q
-  }
-}
-
-list "clusterstorage_local_pv" "slow" {
-  provider         = clusterstorage
-  include_resource = true
-  config {
-    storage_class_name = %q
-  }
-}
-`, provisioner, fast, f.node, slow)
+	query := acctest.AdoptQuery(provisioner, fast, f.node, slow)
 	w.WriteFile(t, "adopt.tfquery.hcl", query)
 	out := w.AdoptGenerated(t, map[string]int{
 		`resource "clusterstorage_storage_class"`: 2, `resource "clusterstorage_local_pv"`: 3, "import {": 5, "identity = {": 5,
