@@ -278,7 +278,9 @@ func (m *Migrator) runCrossSSH(ctx context.Context, mode, targetClaim string, pl
 		}
 		stopDaemon()
 		if daemonDone != nil {
-			<-daemonDone
+			if err := <-daemonDone; err != nil && !errors.Is(err, context.Canceled) {
+				m.log("the rsync daemon ended with an error", map[string]any{"node": pl.Target, "error": err.Error()})
+			}
 		}
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 		defer cancel()

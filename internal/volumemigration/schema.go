@@ -59,8 +59,8 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 			"back when it starts; the claim made again keeps its owner references (but a pod's), finalizers and `volumeAttributesClassName` " +
 			"(where the target's driver is the class's). The copy pod " +
 			"runs where it can mount both volumes (a local source pins it, and a `WaitForFirstConsumer` target is provisioned there); with " +
-			"`target_node` on another node than a pinned source, the data is copied between the nodes over the pod network instead (rsync daemon " +
-			"protocol, not encrypted; see `target_node`), with the same phases, verification (every file's checksum, on both ends) and rollback. " +
+			"`target_node` on another node than a pinned source, the data is copied between the nodes instead, over the provider's SSH connections " +
+			"(encrypted) or over the pod network (rsync daemon protocol, not encrypted; see `cross_node_transfer`), with the same phases, verification (every file's checksum, on both ends) and rollback. " +
 			"A `ReadWriteOncePod` claim is copied only while the workload is stopped.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
@@ -92,7 +92,7 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 					"local source). The copy's pods run there, so a `WaitForFirstConsumer` class provisions the new volume on it; a class of static or " +
 					"`Immediate` volumes must give it one of that node (checked at plan against its Available volumes, and again once the new claim is bound). " +
 					"When the source volume is pinned to another node (local PVs, hostPath, OpenEBS hostpath, local-path), the data is copied between the " +
-					"nodes over the pod network: an rsync daemon pod on this node, reached by its pod IP (with `host_network`, the node's: it then listens on " +
+					"nodes, over SSH or over the pod network (`cross_node_transfer`). Over the pod network: an rsync daemon pod on this node, reached by its pod IP (with `host_network`, the node's: it then listens on " +
 					"the node's addresses), and an rsync client pod on the source's node, " +
 					"authenticated with a random password in a Secret the migration makes and removes. The rsync daemon protocol is NOT encrypted: the " +
 					"data crosses the network in the clear. Where NetworkPolicies isolate the namespace, allow the pods labelled `" + labelComponent + "=" +
