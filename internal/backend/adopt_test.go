@@ -3,6 +3,7 @@ package backend_test
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"slices"
 	"testing"
 
@@ -97,6 +98,75 @@ func TestAccStorageBackend_adoptTakesOverHelmCLIFields(t *testing.T) {
 				},
 			},
 			{Config: config, PlanOnly: true},
+		},
+	})
+}
+
+// TestAccStorageBackend_adoptThenEngineOff: OpenEBS (the 4.4.0 fixture with LVM on) installed
+// with the Helm 4 CLI is adopted with an import block; then an LVM volume object whose
+// PersistentVolume is gone (an orphan a Retain volume leaves: the LVM driver alone frees its
+// space) blocks, at plan, the update that turns LVM off, naming the object; once it is deleted
+// the same update applies and the LVM node plugin is gone.
+func TestAccStorageBackend_adoptThenEngineOff(t *testing.T) {
+	f := newFixture(t)
+	e := newCRDEnv(t, lockOpenEBSVolumeCRDs)
+	lvmGVR := e.crd("lvmvolumes.yaml")
+	class, base := acctest.RandomName("acc-hostpath"), t.TempDir()
+	helmRun(t, "install", "openebs", "openebs", "--repo", f.repo, "--version", "4.4.0", "--namespace", f.ns, "--create-namespace",
+		"--set", "loki.enabled=false,alloy.enabled=false,engines.replicated.mayastor.enabled=false,engines.local.lvm.enabled=true,engines.local.zfs.enabled=false",
+		"--set", "openebs-crds.csi.volumeSnapshots.enabled=false,localpv-provisioner.hostpathClass.name="+class,
+		"--set", "localpv-provisioner.hostpathClass.basePath="+base)
+	orphan := acctest.RandomName("pvc-lvm-orphan")
+	lvmNode := func(want bool) resource.TestCheckFunc {
+		return func(*terraform.State) error {
+			list, err := f.client.AppsV1().DaemonSets(f.ns).List(context.Background(), metav1.ListOptions{LabelSelector: "app=lvm-localpv-node"})
+			if err != nil {
+				return err
+			}
+			if got := len(list.Items) > 0; got != want {
+				return fmt.Errorf("the LVM node plugin's DaemonSet exists: %t, want %t", got, want)
+			}
+			return nil
+		}
+	}
+	// force_destroy: the destroy guard counts every volume of OpenEBS's drivers on the cluster,
+	// other tests' included; this test is not about it.
+	config := func(lvm bool) string {
+		return f.openebs("4.4.0", fmt.Sprintf("    hostpath_class_name = %q\n    hostpath_base_path = %q\n    lvm_enabled = %t", class, base, lvm),
+			"  force_destroy = true")
+	}
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		CheckDestroy:             f.checkReleaseGone("openebs"),
+		Steps: []resource.TestStep{
+			{
+				Config: config(true) + fmt.Sprintf("\nimport {\n  to = %s\n  id = %q\n}\n", addr, f.ns+"/openebs"),
+				Check:  lvmNode(true),
+			},
+			{
+				PreConfig: func() {
+					e.create(lvmGVR, "LVMVolume", orphan, "", map[string]any{"ownerNodeID": acctest.Node(t), "volGroup": "lvmvg",
+						"capacity": "1073741824", "vgPattern": "^lvmvg$"}, map[string]any{"state": "Ready"})
+				},
+				Config:   config(false),
+				PlanOnly: true,
+				ExpectError: regexp.MustCompile(`(?s)Update of storage backend ` + regexp.QuoteMeta(f.ns+"/openebs") + ` would strand volumes.*` +
+					`lvm_enabled \(engines\.local\.lvm\.enabled\) turns from true to false.*LVM volume ` + regexp.QuoteMeta(e.ns+"/"+orphan) +
+					` \(local\.csi\.openebs\.io, Ready\): no PersistentVolume`),
+			},
+			{
+				PreConfig: func() {
+					if err := e.dyn.Resource(lvmGVR).Namespace(e.ns).Delete(context.Background(), orphan, metav1.DeleteOptions{}); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: config(false),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
+				}},
+				Check: lvmNode(false),
+			},
 		},
 	})
 }
