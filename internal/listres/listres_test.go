@@ -88,21 +88,20 @@ func TestStream(t *testing.T) {
 	got := collect(t, request(false, 2), items)
 	var names []string
 	for _, res := range got {
-		switch {
-		case res.DisplayName == "":
+		if res.DisplayName == "" {
 			if len(res.Diagnostics) != 1 || res.Diagnostics[0].Summary() != "Not offered for import: x" || res.Diagnostics.HasError() {
 				t.Errorf("the result of a foreign item has %v, want its warning alone", res.Diagnostics)
 			}
 			names = append(names, "warning")
-		default:
-			var name types.String
-			if d := res.Identity.GetAttribute(context.Background(), pathName, &name); d.HasError() {
-				t.Fatal(d)
-			}
-			names = append(names, res.DisplayName+"="+name.ValueString())
-			if !res.Resource.Raw.IsNull() {
-				t.Errorf("%s: a resource without include_resource: %v", res.DisplayName, res.Resource.Raw)
-			}
+			continue
+		}
+		var name types.String
+		if d := res.Identity.GetAttribute(context.Background(), pathName, &name); d.HasError() {
+			t.Fatal(d)
+		}
+		names = append(names, res.DisplayName+"="+name.ValueString())
+		if !res.Resource.Raw.IsNull() {
+			t.Errorf("%s: a resource without include_resource: %v", res.DisplayName, res.Resource.Raw)
 		}
 	}
 	if want := "a (thing)=a,warning,b (thing)=b"; strings.Join(names, ",") != want {
