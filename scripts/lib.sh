@@ -4,6 +4,8 @@
 
 : "${ROOT:?ROOT must be set}"
 export PATH="$ROOT/bin:$PATH"
+# shellcheck source=tools/sshd-config.sh
+source "$ROOT/tools/sshd-config.sh"
 STARTED_CLUSTER=""
 
 # cluster_up sets KUBECONFIG_PATH: CLUSTERSTORAGE_ACC_KUBECONFIG when set, else the local
@@ -57,19 +59,7 @@ start_sshd() {
 	[[ -f $d/client_ed25519 ]] || ssh-keygen -q -t ed25519 -N '' -f "$d/client_ed25519"
 	cp "$d/client_ed25519.pub" "$d/authorized_keys"
 	printf '[127.0.0.1]:%s %s\n' "$port" "$(cut -d' ' -f1,2 "$d/host_ed25519.pub")" >"$d/known_hosts"
-	cat >"$d/sshd_config" <<CFG
-ListenAddress 127.0.0.1:$port
-HostKey $d/host_ed25519
-PidFile $d/sshd.pid
-AuthorizedKeysFile $d/authorized_keys
-PermitRootLogin prohibit-password
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-StrictModes no
-UsePAM no
-PrintMotd no
-LogLevel VERBOSE
-CFG
+	sshd_config "127.0.0.1:$port" "$d/sshd.pid" "$d/authorized_keys" "$d/host_ed25519" >"$d/sshd_config"
 	if [[ -f $d/sshd.pid ]] && kill -0 "$(cat "$d/sshd.pid")" 2>/dev/null; then
 		return
 	fi

@@ -119,7 +119,7 @@ func StartSSHDWith(t testing.TB, opts SSHDOptions) *SSHD {
 	var lastErr error
 	for attempt := 0; attempt < 3; attempt++ {
 		s.Port = freePort(t)
-		writeFile(t, filepath.Join(dir, "sshd_config"), s.config(hostKeys, opts), 0o600)
+		writeFile(t, filepath.Join(dir, "sshd_config"), s.config(t, hostKeys, opts), 0o600)
 		lastErr = s.start(t)
 		if lastErr == nil {
 			break
@@ -258,42 +258,39 @@ func (s *SSHD) AddUser(t testing.TB, opts UserOptions) TestUser {
 	return TestUser{Name: name, Password: opts.Password}
 }
 
-func (s *SSHD) config(hostKeys []string, opts SSHDOptions) string {
+// SSHDConfigScript is the shell file whose sshd_config function writes every sshd_config of the
+// repository: the local cluster's nodes, the scripts' and these tests'.
+func SSHDConfigScript() string {
+	return filepath.Join(RepoRoot(), "tools", "sshd-config.sh")
+}
+
+// config is the sshd_config that tools/sshd-config.sh's sshd_config function prints for this sshd,
+// then opts.ExtraConfig's lines but for SetEnv lines, whose variables join the function's SetEnv
+// line (SHLVL=1; sshd honours only the first).
+func (s *SSHD) config(t testing.TB, hostKeys []string, opts SSHDOptions) string {
+	t.Helper()
 	password := "no"
 	if opts.PasswordAuthentication {
 		password = "yes"
 	}
-	lines := []string{
-		"ListenAddress " + s.Addr(),
-		"PidFile " + filepath.Join(s.Dir, "sshd.pid"),
-		"AuthorizedKeysFile " + s.authorizedKeys,
-		"PermitRootLogin prohibit-password",
-		"StrictModes no",
-		"UsePAM no",
-		"PubkeyAuthentication yes",
-		"PasswordAuthentication " + password,
-		"KbdInteractiveAuthentication no",
-		"AllowTcpForwarding yes",
-		"PrintMotd no",
-		"LogLevel VERBOSE",
-	}
-	for _, k := range hostKeys {
-		lines = append(lines, "HostKey "+k)
-	}
-	// bash, root's shell, skips ~/.bashrc for a command when SHLVL says it is not the top level:
-	// this machine's runs pyenv's rehash, whose lock a session a test kills leaves behind, after
-	// which every command waited 60 s for it (as tools/kube/cluster.sh's node 1). sshd honours
-	// only the first SetEnv line, so the options' variables join it.
 	env := []string{"SHLVL=1"}
+	var extra []string
 	for _, line := range opts.ExtraConfig {
 		if vars, ok := strings.CutPrefix(line, "SetEnv "); ok {
 			env = append(env, strings.Fields(vars)...)
 			continue
 		}
-		lines = append(lines, line)
+		extra = append(extra, line)
 	}
-	lines = append(lines, "SetEnv "+strings.Join(env, " "))
-	return strings.Join(lines, "\n") + "\n"
+	args := append([]string{"-c", `. "$1" && shift && sshd_config "$@"`, "sshd-config", SSHDConfigScript(),
+		s.Addr(), filepath.Join(s.Dir, "sshd.pid"), s.authorizedKeys}, hostKeys...)
+	cmd := exec.Command("bash", args...)
+	cmd.Env = append(os.Environ(), "SSHD_PASSWORD_AUTHENTICATION="+password, "SSHD_SETENV="+strings.Join(env, " "))
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("sshd harness: writing sshd_config with %s: %v", SSHDConfigScript(), err)
+	}
+	return string(out) + strings.Join(append(extra, ""), "\n")
 }
 
 // start runs sshd and waits until it answers with an SSH banner or exits.

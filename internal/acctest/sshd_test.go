@@ -1,7 +1,9 @@
 package acctest
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -41,6 +43,33 @@ func TestStartSSHD(t *testing.T) {
 	}
 	if !strings.Contains(s.ClientKeyPEM, "OPENSSH PRIVATE KEY") {
 		t.Fatalf("client key is not an OpenSSH private key")
+	}
+}
+
+// TestStartSSHDWith checks that options reach sshd through tools/sshd-config.sh: a SetEnv line's
+// variables join the function's SetEnv line (sshd honours only the first), other lines follow.
+func TestStartSSHDWith(t *testing.T) {
+	s := StartSSHDWith(t, SSHDOptions{ExtraConfig: []string{"SetEnv CST_OPTION=on", "MaxSessions 4"}})
+	if _, err := exec.LookPath("ssh"); err != nil {
+		t.Skip("the ssh client is not installed (openssh-client)")
+	}
+	out, err := exec.Command("ssh", "-F", "/dev/null", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes",
+		"-o", "UserKnownHostsFile="+s.KnownHostsPath, "-i", s.ClientKeyPath, "-p", strconv.Itoa(s.Port),
+		s.User+"@"+s.Host, `echo "$CST_OPTION"`).CombinedOutput()
+	if err != nil {
+		t.Fatalf("ssh: %v: %s", err, out)
+	}
+	if got := strings.TrimSpace(string(out)); got != "on" {
+		t.Fatalf("ssh printed %q, want the SetEnv option's value %q", got, "on")
+	}
+	config, err := os.ReadFile(filepath.Join(s.Dir, "sshd_config"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{"SetEnv SHLVL=1 CST_OPTION=on", "MaxSessions 4", "PermitRootLogin prohibit-password"} {
+		if !strings.Contains(string(config), "\n"+line+"\n") {
+			t.Errorf("sshd_config has no line %q:\n%s", line, config)
+		}
 	}
 }
 
