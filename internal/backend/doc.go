@@ -49,6 +49,17 @@
 // and enough schedulable nodes for its etcd replicas. With `preflight`, each node (for Mayastor:
 // each labelled node) is also checked over SSH.
 //
+// # The guards' drivers
+//
+// Both guards (guard.go for destroy, strand.go for an update) read the drivers a release serves
+// in one way (releaseDrivers, guard_drivers.go): the CSIDriver objects and StorageClass
+// provisioners of the release's manifest, each under the part of the release it comes from (the
+// subchart of its "# Source:" path), over the provider's own list as a floor. Destroy counts
+// the whole release's; an update that turns an engine off (or a chart version that drops its
+// subchart) counts that subchart's, less drivers a part that stays declares too. At plan the
+// chart archive is fetched once (planArchive) for the render check and the update guard's
+// reading of which engines the archive turns on by default.
+//
 // # Test fixtures
 //
 // The acceptance tests install fixture charts written by us (internal/acctest/testdata/charts,
