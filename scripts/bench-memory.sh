@@ -21,118 +21,21 @@ SIZES="${BENCH_MEMORY_SIZES:-100 400 1000}"
 TOP="${BENCH_MEMORY_TOP:-12}"
 CLI="${BENCH_CLI:-$ROOT/bin/terraform}"
 
-scripts/deps.sh
-make --no-print-directory bin/terraform >/dev/null
-cluster_up
 work="$(mktemp -d)"
-# The provider is built as released, into a directory of its own (others may be using bin/).
-make --no-print-directory build PROVIDER_BIN="$work/bin/terraform-provider-clusterstorage" >/dev/null
-cat >"$work/ours.tfrc" <<RC
-provider_installation {
-  dev_overrides {
-    "registry.terraform.io/clusterstorage/clusterstorage" = "$work/bin"
-    "registry.opentofu.org/clusterstorage/clusterstorage" = "$work/bin"
-  }
-  direct {}
-}
-RC
-export CHECKPOINT_DISABLE=1 TF_IN_AUTOMATION=1
-
-# destroy_left destroys what a failed run left in the cluster (each run destroys its own objects).
-destroy_left() {
-	local dir
-	for dir in "$work"/run-*/; do
-		[[ -s $dir/terraform.tfstate ]] || continue
-		TF_CLI_CONFIG_FILE="$(cat "$dir/cli.path")" "$CLI" -chdir="$dir" destroy -auto-approve -input=false >/dev/null 2>&1 ||
-			echo "left in the cluster: see $dir" >&2
-	done
-}
+bench_build "$work"
+destroy_left() { bench_destroy_left "$CLI" "$work"/run-*/; }
 trap 'destroy_left; cleanup_work "$work"; cluster_down_if_started' EXIT
 
 node="$(bin/kube kubectl --kubeconfig "$KUBECONFIG_PATH" get nodes -o 'jsonpath={.items[0].metadata.name}')"
 prefix="benchmem-$(printf '%04x%04x' $RANDOM $RANDOM)"
 
 # ours_tf N / anchor_tf N: N classes + N local PVs, the shape of scripts/bench.sh's objects.
-ours_tf() {
-	provider_tf
-	cat <<TF
-resource "clusterstorage_storage_class" "bench" {
-  count               = $1
-  name                = "$prefix-\${count.index}"
-  storage_provisioner = "kubernetes.io/no-provisioner"
-  labels              = { bench = "true" }
-}
-resource "clusterstorage_local_pv" "bench" {
-  count              = $1
-  name               = "$prefix-pv-\${count.index}"
-  node               = "$node"
-  path               = "/tmp/$prefix/vol-\${count.index}"
-  capacity           = "1Gi"
-  storage_class_name = "$prefix-none"
-  labels             = { bench = "true" }
-  create_directory   = false
-}
-TF
-}
-anchor_tf() {
-	cat <<TF
-terraform {
-  required_providers {
-    kubernetes = { source = "hashicorp/kubernetes" }
-  }
-}
-provider "kubernetes" {
-  config_path = "$KUBECONFIG_PATH"
-}
-resource "kubernetes_storage_class_v1" "bench" {
-  count = $1
-  metadata {
-    name   = "$prefix-k-\${count.index}"
-    labels = { bench = "true" }
-  }
-  storage_provisioner = "kubernetes.io/no-provisioner"
-}
-resource "kubernetes_persistent_volume_v1" "bench" {
-  count = $1
-  metadata {
-    name   = "$prefix-kpv-\${count.index}"
-    labels = { bench = "true" }
-  }
-  spec {
-    capacity           = { storage = "1Gi" }
-    access_modes       = ["ReadWriteOnce"]
-    storage_class_name = "$prefix-none"
-    persistent_volume_source {
-      local {
-        path = "/tmp/$prefix/vol-\${count.index}"
-      }
-    }
-    node_affinity {
-      required {
-        node_selector_term {
-          match_expressions {
-            key      = "kubernetes.io/hostname"
-            operator = "In"
-            values   = ["$node"]
-          }
-        }
-      }
-    }
-  }
-}
-TF
-}
+ours_tf() { bench_objects_tf "$1" "$prefix" "$node"; }
+anchor_tf() { bench_anchor_tf "$1" "$prefix" "$node"; }
 
 runs=(ours)
 if [[ -n "${BENCH_ANCHOR_MIRROR:-}" ]]; then
-	cat >"$work/anchor.tfrc" <<RC
-provider_installation {
-  filesystem_mirror {
-    path    = "$BENCH_ANCHOR_MIRROR"
-    include = ["registry.terraform.io/hashicorp/kubernetes", "registry.opentofu.org/hashicorp/kubernetes"]
-  }
-}
-RC
+	bench_anchor_rc "$work/anchor.tfrc"
 	runs+=(anchor)
 fi
 

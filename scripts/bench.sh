@@ -29,24 +29,10 @@ ROUNDS="${BENCH_ROUNDS:-3}"
 CLI="${BENCH_CLI:-$ROOT/bin/terraform}"
 VOLUMES="${BENCH_VOLUMES:-100}"
 
-scripts/deps.sh
-make --no-print-directory build bin/terraform >/dev/null
-cluster_up
-TF_CLI_CONFIG_FILE="$(scripts/devrc.sh)"
-export TF_CLI_CONFIG_FILE CHECKPOINT_DISABLE=1 TF_IN_AUTOMATION=1
-
 work="$(mktemp -d)"
-# destroy_left destroys what a failed run left in the cluster (the runs destroy their own objects).
-destroy_left() {
-	local dir
-	for dir in "$work"/*/; do
-		[[ -s $dir/terraform.tfstate ]] || continue
-		TF_CLI_CONFIG_FILE="$(cat "$dir/cli.path" 2>/dev/null || echo "$TF_CLI_CONFIG_FILE")" \
-			"$CLI" -chdir="$dir" destroy -auto-approve -input=false >/dev/null 2>&1 || echo "left in the cluster: see $dir" >&2
-	done
-}
+bench_build "$work"
+destroy_left() { bench_destroy_left "$CLI" "$work"/*/; }
 trap 'destroy_left; cleanup_work "$work"; cluster_down_if_started' EXIT
-
 
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 med() { median <"$work/$1.$2"; }
@@ -59,34 +45,7 @@ if [[ "${BENCH_ONLY:-}" != volumes ]]; then
 # (2*OBJECTS terraform_data, Terraform alone) and, when BENCH_ANCHOR_MIRROR names a
 # filesystem_mirror holding hashicorp/kubernetes, the same shape through that provider.
 mkdir -p "$work/ours" "$work/floor"
-cat >"$work/ours/main.tf" <<TF
-terraform {
-  required_providers {
-    clusterstorage = { source = "clusterstorage/clusterstorage" }
-  }
-}
-provider "clusterstorage" {
-  kubernetes {
-    config_path = "$KUBECONFIG_PATH"
-  }
-}
-resource "clusterstorage_storage_class" "bench" {
-  count               = $OBJECTS
-  name                = "$prefix-\${count.index}"
-  storage_provisioner = "kubernetes.io/no-provisioner"
-  labels              = { bench = "true" }
-}
-resource "clusterstorage_local_pv" "bench" {
-  count              = $OBJECTS
-  name               = "$prefix-pv-\${count.index}"
-  node               = "$node"
-  path               = "/tmp/$prefix/vol-\${count.index}"
-  capacity           = "1Gi"
-  storage_class_name = "$prefix-none"
-  labels             = { bench = "true" }
-  create_directory   = false
-}
-TF
+bench_objects_tf "$OBJECTS" "$prefix" "$node" >"$work/ours/main.tf"
 cat >"$work/floor/main.tf" <<TF
 resource "terraform_data" "bench" {
   count = $((2 * OBJECTS))
@@ -100,61 +59,9 @@ mkdir -p "$work/sized"
 runs=(ours floor sized)
 if [[ -n "${BENCH_ANCHOR_MIRROR:-}" ]]; then
 	mkdir -p "$work/anchor"
-	cat >"$work/anchor/cli.tfrc" <<RC
-provider_installation {
-  filesystem_mirror {
-    path    = "$BENCH_ANCHOR_MIRROR"
-    include = ["registry.terraform.io/hashicorp/kubernetes", "registry.opentofu.org/hashicorp/kubernetes"]
-  }
-}
-RC
+	bench_anchor_rc "$work/anchor/cli.tfrc"
 	echo "$work/anchor/cli.tfrc" >"$work/anchor/cli.path"
-	cat >"$work/anchor/main.tf" <<TF
-terraform {
-  required_providers {
-    kubernetes = { source = "hashicorp/kubernetes" }
-  }
-}
-provider "kubernetes" {
-  config_path = "$KUBECONFIG_PATH"
-}
-resource "kubernetes_storage_class_v1" "bench" {
-  count = $OBJECTS
-  metadata {
-    name   = "$prefix-k-\${count.index}"
-    labels = { bench = "true" }
-  }
-  storage_provisioner = "kubernetes.io/no-provisioner"
-}
-resource "kubernetes_persistent_volume_v1" "bench" {
-  count = $OBJECTS
-  metadata {
-    name   = "$prefix-kpv-\${count.index}"
-    labels = { bench = "true" }
-  }
-  spec {
-    capacity           = { storage = "1Gi" }
-    access_modes       = ["ReadWriteOnce"]
-    storage_class_name = "$prefix-none"
-    persistent_volume_source {
-      local {
-        path = "/tmp/$prefix/vol-\${count.index}"
-      }
-    }
-    node_affinity {
-      required {
-        node_selector_term {
-          match_expressions {
-            key      = "kubernetes.io/hostname"
-            operator = "In"
-            values   = ["$node"]
-          }
-        }
-      }
-    }
-  }
-}
-TF
+	bench_anchor_tf "$OBJECTS" "$prefix" "$node" >"$work/anchor/main.tf"
 	TF_CLI_CONFIG_FILE="$work/anchor/cli.tfrc" "$CLI" -chdir="$work/anchor" init -input=false >"$work/anchor/init.log" 2>&1 ||
 		{ cat "$work/anchor/init.log" >&2; exit 1; }
 	runs+=(anchor)

@@ -46,6 +46,128 @@ provider "clusterstorage" {
 HCL
 }
 
+# bench_build WORK: what the objects benchmarks (scripts/bench.sh, scripts/bench-memory.sh) start
+# from: the Debian packages, bin/terraform, the provider built as released into WORK/bin (a
+# directory of their own: others may be using bin/), WORK/ours.tfrc (dev_overrides for that
+# build), set as TF_CLI_CONFIG_FILE, and the cluster (cluster_up).
+bench_build() {
+	local work=$1
+	"$ROOT/scripts/deps.sh"
+	make --no-print-directory -C "$ROOT" bin/terraform build PROVIDER_BIN="$work/bin/terraform-provider-clusterstorage" >/dev/null
+	cat >"$work/ours.tfrc" <<RC
+provider_installation {
+  dev_overrides {
+    "registry.terraform.io/clusterstorage/clusterstorage" = "$work/bin"
+    "registry.opentofu.org/clusterstorage/clusterstorage" = "$work/bin"
+  }
+  direct {}
+}
+RC
+	export TF_CLI_CONFIG_FILE="$work/ours.tfrc" CHECKPOINT_DISABLE=1 TF_IN_AUTOMATION=1
+	cluster_up
+}
+
+# bench_destroy_left CLI DIR...: destroys what a failed run left in the cluster in each DIR that
+# holds a state (runs destroy their own objects), with DIR/cli.path's CLI configuration when it
+# has one.
+bench_destroy_left() {
+	local cli=$1 dir
+	shift
+	for dir in "$@"; do
+		[[ -s $dir/terraform.tfstate ]] || continue
+		TF_CLI_CONFIG_FILE="$(cat "$dir/cli.path" 2>/dev/null || echo "$TF_CLI_CONFIG_FILE")" \
+			"$cli" -chdir="$dir" destroy -auto-approve -input=false >/dev/null 2>&1 || echo "left in the cluster: see $dir" >&2
+	done
+}
+
+# bench_objects_tf N PREFIX NODE prints the objects benchmarks' configuration: N storage classes
+# and N local PVs on NODE without directories (create_directory = false), named after PREFIX.
+bench_objects_tf() {
+	provider_tf
+	cat <<TF
+resource "clusterstorage_storage_class" "bench" {
+  count               = $1
+  name                = "$2-\${count.index}"
+  storage_provisioner = "kubernetes.io/no-provisioner"
+  labels              = { bench = "true" }
+}
+resource "clusterstorage_local_pv" "bench" {
+  count              = $1
+  name               = "$2-pv-\${count.index}"
+  node               = "$3"
+  path               = "/tmp/$2/vol-\${count.index}"
+  capacity           = "1Gi"
+  storage_class_name = "$2-none"
+  labels             = { bench = "true" }
+  create_directory   = false
+}
+TF
+}
+
+# bench_anchor_rc FILE writes a CLI configuration that installs hashicorp/kubernetes from the
+# filesystem_mirror BENCH_ANCHOR_MIRROR (the project never builds or ships that provider).
+bench_anchor_rc() {
+	cat >"$1" <<RC
+provider_installation {
+  filesystem_mirror {
+    path    = "${BENCH_ANCHOR_MIRROR:?}"
+    include = ["registry.terraform.io/hashicorp/kubernetes", "registry.opentofu.org/hashicorp/kubernetes"]
+  }
+}
+RC
+}
+
+# bench_anchor_tf N PREFIX NODE prints bench_objects_tf's objects made through hashicorp/kubernetes
+# (kubernetes_storage_class_v1, kubernetes_persistent_volume_v1).
+bench_anchor_tf() {
+	cat <<TF
+terraform {
+  required_providers {
+    kubernetes = { source = "hashicorp/kubernetes" }
+  }
+}
+provider "kubernetes" {
+  config_path = "$KUBECONFIG_PATH"
+}
+resource "kubernetes_storage_class_v1" "bench" {
+  count = $1
+  metadata {
+    name   = "$2-k-\${count.index}"
+    labels = { bench = "true" }
+  }
+  storage_provisioner = "kubernetes.io/no-provisioner"
+}
+resource "kubernetes_persistent_volume_v1" "bench" {
+  count = $1
+  metadata {
+    name   = "$2-kpv-\${count.index}"
+    labels = { bench = "true" }
+  }
+  spec {
+    capacity           = { storage = "1Gi" }
+    access_modes       = ["ReadWriteOnce"]
+    storage_class_name = "$2-none"
+    persistent_volume_source {
+      local {
+        path = "/tmp/$2/vol-\${count.index}"
+      }
+    }
+    node_affinity {
+      required {
+        node_selector_term {
+          match_expressions {
+            key      = "kubernetes.io/hostname"
+            operator = "In"
+            values   = ["$3"]
+          }
+        }
+      }
+    }
+  }
+}
+TF
+}
+
 cleanup_work() {
 	[[ -n "${1:-}" && -d "$1" ]] && rm -rf "$1"
 }
