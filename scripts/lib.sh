@@ -214,7 +214,7 @@ peak_rss() {
 	while kill -0 "$cmd" 2>/dev/null; do
 		kids=()
 		for task in /proc/"$cmd"/task/*/children; do
-			read -r -a more <"$task" 2>/dev/null || true
+			read -r -a more 2>/dev/null <"$task" || true
 			kids+=("${more[@]}")
 		done
 		for child in "${kids[@]}"; do
@@ -224,7 +224,7 @@ peak_rss() {
 				VmHWM:) hwm=$value ;;
 				RssAnon:) rss=$value ;;
 				esac
-			done <"/proc/$child/status" 2>/dev/null || true
+			done 2>/dev/null <"/proc/$child/status" || true
 			((hwm > peak)) && peak=$hwm
 			((rss > anon)) && anon=$rss
 		done
