@@ -166,6 +166,7 @@ func (m *Migrator) viaSSH(ctx context.Context, p progress, pl placement) (sshVol
 		if must {
 			return v, false, fmt.Errorf("cross_node_transfer = \"ssh\": "+format+"; use cross_node_transfer = \"pod_network\" or \"auto\"", args...)
 		}
+		m.stopSSHDaemon(ctx, p.TargetClaim, pl.Target)
 		return v, false, nil
 	}
 	src, err := m.Client.CoreV1().PersistentVolumes().Get(ctx, p.SourceVolume, metav1.GetOptions{})
@@ -245,6 +246,22 @@ func (m *Migrator) bindOn(ctx context.Context, targetClaim, node string) (*corev
 		return nil, fmt.Errorf("reading the new volume %s: %w", volume, err)
 	}
 	return pv, nil
+}
+
+// stopSSHDaemon stops a daemon over SSH a killed run left on node and removes its directory,
+// when this run copies over the pod network instead (a change of cross_node_transfer, a volume
+// that changed): best effort, logged.
+func (m *Migrator) stopSSHDaemon(ctx context.Context, targetClaim, node string) {
+	if m.Hosts == nil || node == "" {
+		return
+	}
+	h, err := m.Hosts(ctx, node)
+	if err == nil {
+		_, err = h.Run(ctx, sshnode.Script(rsyncdSSHScript, "cleanup", m.sshDir(targetClaim)))
+	}
+	if err != nil {
+		m.log("removing a copy over SSH an earlier run left failed", map[string]any{"node": node, "error": err.Error()})
+	}
 }
 
 // sshDir is the directory of the migration's daemon on the target node.

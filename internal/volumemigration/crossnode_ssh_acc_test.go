@@ -129,7 +129,7 @@ func TestAccVolumeMigration_crossNodeSSH(t *testing.T) {
 			}
 			return nil, fmt.Errorf("no node %s", name)
 		}}
-	var dir string
+	var dir, daemonPID string
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		Steps: []resource.TestStep{
@@ -153,8 +153,12 @@ func TestAccVolumeMigration_crossNodeSSH(t *testing.T) {
 					if n := volumemigration.ForwardedBytes(m); n != 0 {
 						t.Logf("the killed run's forwarder carried %d bytes", n)
 					}
-					if !c.second.Exists(t, dir+"/pid") {
-						t.Fatalf("after the killed run: no daemon directory %s on node %s", dir, c.second.Name)
+					pid, err := c.second.Run(t, `cat "$1/rsyncd.pid"`, dir)
+					if daemonPID = strings.TrimSpace(pid); err != nil || daemonPID == "" {
+						t.Fatalf("after the killed run: no daemon's pid in %s on node %s: %v", dir, c.second.Name, err)
+					}
+					if _, err := c.second.Run(t, `kill -0 "$1"`, daemonPID); err != nil {
+						t.Fatalf("after the killed run: its daemon (pid %s) does not run on node %s: %v", daemonPID, c.second.Name, err)
 					}
 				},
 				Config: c.sshConfig(t, true, "ssh"),
@@ -166,6 +170,9 @@ func TestAccVolumeMigration_crossNodeSSH(t *testing.T) {
 					func(*terraform.State) error {
 						if c.second.Exists(t, dir) {
 							return fmt.Errorf("the daemon's directory %s is left on node %s", dir, c.second.Name)
+						}
+						if out, err := c.second.Run(t, `if kill -0 "$1" 2>/dev/null; then cat "/proc/$1/cmdline"; fi`, daemonPID); err != nil || strings.Contains(out, "rsync") {
+							return fmt.Errorf("the killed run's daemon (pid %s) still runs on node %s (%q, %v)", daemonPID, c.second.Name, out, err)
 						}
 						return nil
 					},

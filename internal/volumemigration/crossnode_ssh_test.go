@@ -2,6 +2,7 @@ package volumemigration
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -87,7 +88,7 @@ func TestViaSSH(t *testing.T) {
 	claim := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "t", Namespace: "app"}, Spec: corev1.PersistentVolumeClaimSpec{VolumeName: "dst"}}
 	client := fake.NewClientset(classic, src, dst, class, claim)
 	pl := placement{Source: "n1", Target: "n2"}
-	hosts := func(context.Context, string) (*sshnode.Host, error) { return nil, nil }
+	hosts := func(context.Context, string) (*sshnode.Host, error) { return nil, errors.New("no node in this test") }
 	for _, tc := range []struct {
 		name, transfer, source string
 		ssh                    bool
