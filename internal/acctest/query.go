@@ -140,32 +140,14 @@ func WaitVolumeAvailable(t testing.TB, client kubernetes.Interface, name string)
 	}
 }
 
-// AdoptQuery is a .tfquery.hcl listing, with include_resource, the StorageClasses of provisioner,
-// the local volumes of class fast on node, and those of class slow: hand-made storage to adopt.
-func AdoptQuery(provisioner, fast, node, slow string) string {
-	return fmt.Sprintf(`list "clusterstorage_storage_class" "classes" {
-  provider         = clusterstorage
-  include_resource = true
-  config {
-    storage_provisioner = %q
-  }
-}
-
-list "clusterstorage_local_pv" "fast" {
-  provider         = clusterstorage
-  include_resource = true
-  config {
-    storage_class_name = %q
-    node               = %q
-  }
-}
-
-list "clusterstorage_local_pv" "slow" {
-  provider         = clusterstorage
-  include_resource = true
-  config {
-    storage_class_name = %q
-  }
-}
-`, provisioner, fast, node, slow)
+// AdoptQuery is a .tfquery.hcl (testdata/adopt.tfquery.hcl) listing, with include_resource, the
+// StorageClasses of provisioner, the local volumes of class fast on node, and those of class slow:
+// hand-made storage to adopt.
+func AdoptQuery(t testing.TB, provisioner, fast, node, slow string) string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(RepoRoot(), "internal", "acctest", "testdata", "adopt.tfquery.hcl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf(string(raw), provisioner, fast, node, slow)
 }

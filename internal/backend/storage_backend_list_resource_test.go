@@ -101,10 +101,7 @@ func TestAccStorageBackend_adoptWithQuery(t *testing.T) {
 	fluxWarning := fmt.Sprintf("Not offered for import: %s/%s (openebs %s, revision 1, deployed), managed by Flux (HelmRelease flux-system/%s)", f.ns, flux, version, flux)
 
 	// 1. Every namespace, identities only: the release by name, the Flux-managed one as a warning.
-	w.WriteFile(t, "adopt.tfquery.hcl", `list "clusterstorage_storage_backend" "everywhere" {
-  provider = clusterstorage
-}
-`)
+	w.WriteFile(t, "adopt.tfquery.hcl", acctest.LoadConfig(t, "query_everywhere.tfquery.hcl"))
 	out, err := w.Query(t)
 	if err != nil {
 		t.Fatalf("terraform query: %v\n%s", err, out)
@@ -115,15 +112,7 @@ func TestAccStorageBackend_adoptWithQuery(t *testing.T) {
 	}
 
 	// 2. The adoption: the test's namespace, classes and volumes, with their settings.
-	w.WriteFile(t, "adopt.tfquery.hcl", fmt.Sprintf(`list "clusterstorage_storage_backend" "openebs" {
-  provider         = clusterstorage
-  include_resource = true
-  config {
-    namespace = %q
-  }
-}
-
-`, f.ns)+acctest.AdoptQuery(provisioner, fast, node, slow))
+	w.WriteFile(t, "adopt.tfquery.hcl", acctest.LoadConfig(t, "query_namespace.tfquery.hcl", f.ns)+acctest.AdoptQuery(t, provisioner, fast, node, slow))
 	out = w.AdoptGenerated(t, map[string]int{
 		`resource "clusterstorage_storage_backend"`: 1, `resource "clusterstorage_storage_class"`: 2, `resource "clusterstorage_local_pv"`: 3,
 		"import {": 6, "identity = {": 6, `type = "openebs"`: 1, flux: 0,

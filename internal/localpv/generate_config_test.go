@@ -63,8 +63,7 @@ func TestAccLocalPV_listGenerateConfig(t *testing.T) {
 	before := versions()
 
 	w := acctest.NewWorkspace(t, cli, rc, acctest.ProviderConfigSSH(f.sshd, f.node))
-	query := acctest.AdoptQuery(provisioner, fast, f.node, slow)
-	w.WriteFile(t, "adopt.tfquery.hcl", query)
+	w.WriteFile(t, "adopt.tfquery.hcl", acctest.AdoptQuery(t, provisioner, fast, f.node, slow))
 	out := w.AdoptGenerated(t, map[string]int{
 		`resource "clusterstorage_storage_class"`: 2, `resource "clusterstorage_local_pv"`: 3, "import {": 5, "identity = {": 5,
 	}, 5)
