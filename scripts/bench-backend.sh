@@ -15,7 +15,8 @@
 # starts, the plan and apply calls, and the provider's own steps (its Debug lines "storage backend
 # step" and Helm's); so is helm_release's. Last, BenchmarkDriftRefresh (internal/helm) times the
 # drift check of a refresh of a release of Longhorn 1.12.1's size (45 objects, 25 CRDs): one object
-# at a time without a cache (before issue 40), 8 at a time, and with the last refresh's cache.
+# at a time without a cache (before issue 40), 8 at a time, with the install's own cache (the first
+# refresh after an apply), and with the last refresh's cache.
 #
 #   BENCH_BACKEND_ROUNDS      rounds (default 3); the medians are compared
 #   ANCHOR_HELM_PROVIDER      a hashicorp/helm provider binary (terraform-provider-helm, built

@@ -13,7 +13,9 @@ import (
 
 // privateDriftCache holds what the last refresh's drift check found per object of the release
 // (helm.DriftCache: the manifest checked, each object's resourceVersion and drift there), so the
-// next refresh dry-runs only the objects someone wrote since.
+// next refresh dry-runs only the objects someone wrote since. An install or upgrade leaves the
+// objects as it applied them (helm.Status.Applied: no drift at the resourceVersions its writes
+// got), so the first refresh after it dry-runs only what was written since (status included).
 const privateDriftCache = "drift_cache"
 
 // loadDriftCache returns the cache the last refresh left, nil when there is none or it cannot be

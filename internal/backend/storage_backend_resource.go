@@ -321,6 +321,8 @@ func (r *Resource) Create(ctx context.Context, req resource.CreateRequest, resp 
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	resp.Diagnostics.Append(setIdentity(ctx, resp.Identity, plan)...)
 	resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateDrift, nil)...)
+	// What the apply wrote is the first refresh's drift cache (helm.Status.Applied).
+	resp.Diagnostics.Append(saveDriftCache(ctx, resp.Private, st.Applied)...)
 	resp.Diagnostics.Append(rememberWriteOnly(ctx, resp.Private, s)...)
 	step.done("observe")
 	resp.Diagnostics.Append(demoteOtherDefaults(ctx, client, s, st)...)
@@ -595,6 +597,8 @@ func (r *Resource) Update(ctx context.Context, req resource.UpdateRequest, resp 
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	resp.Diagnostics.Append(setIdentity(ctx, resp.Identity, plan)...)
 	resp.Diagnostics.Append(resp.Private.SetKey(ctx, privateDrift, nil)...)
+	// What the apply wrote is the first refresh's drift cache (helm.Status.Applied).
+	resp.Diagnostics.Append(saveDriftCache(ctx, resp.Private, st.Applied)...)
 	resp.Diagnostics.Append(rememberWriteOnly(ctx, resp.Private, s)...)
 	resp.Diagnostics.Append(demoteOtherDefaults(ctx, client, s, st)...)
 }

@@ -109,6 +109,9 @@ type Status struct {
 	Notes        string
 	// Labels are the release's own labels (Helm's system labels excluded).
 	Labels map[string]string
+	// Applied is, after an Install or Upgrade, the drift cache of what it applied: each object
+	// at the resourceVersion the apply left it at, without drift (appliedRecorder); nil otherwise.
+	Applied *DriftCache
 }
 
 // Pending reports whether the release is in the middle of an operation.
@@ -163,6 +166,7 @@ func (c *Client) Install(ctx context.Context, rel Release) (*Status, error) {
 	if err != nil {
 		return nil, err
 	}
+	applied := recordApplied(cfg)
 	act := action.NewInstall(cfg)
 	act.ReleaseName = rel.Name
 	act.Namespace = rel.Namespace
@@ -182,7 +186,9 @@ func (c *Client) Install(ctx context.Context, rel Release) (*Status, error) {
 		return nil, fmt.Errorf("installing release %s/%s: %w", rel.Namespace, rel.Name, err)
 	}
 	c.log("helm install %s: revision %d %s", rel.Name, r.Version, r.Info.Status)
-	return statusOf(r), nil
+	st := statusOf(r)
+	st.Applied = applied.cache(st.Manifest)
+	return st, nil
 }
 
 // Upgrade upgrades the existing release rel.Name to rel.Chart with exactly
@@ -196,6 +202,7 @@ func (c *Client) Upgrade(ctx context.Context, rel Release) (*Status, error) {
 	if err != nil {
 		return nil, err
 	}
+	applied := recordApplied(cfg)
 	act := action.NewUpgrade(cfg)
 	act.Namespace = rel.Namespace
 	act.Timeout = rel.timeout()
@@ -237,7 +244,9 @@ func (c *Client) Upgrade(ctx context.Context, rel Release) (*Status, error) {
 		return nil, fmt.Errorf("upgrading release %s/%s: %w", rel.Namespace, rel.Name, err)
 	}
 	c.log("helm upgrade %s: revision %d %s", rel.Name, r.Version, r.Info.Status)
-	return statusOf(r), nil
+	st := statusOf(r)
+	st.Applied = applied.cache(st.Manifest)
+	return st, nil
 }
 
 // UninstallOptions tunes Uninstall.
