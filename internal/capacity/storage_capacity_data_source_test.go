@@ -19,12 +19,37 @@ import (
 	k8sresource "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/acctest"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/capacity"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/catalog"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/helm"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
 )
+
+// uninstallOnCleanup uninstalls release name in namespace ns when the test ends, without hooks,
+// if the test's destroy left it (a failed step, a destroy the guard refused): the release's
+// cluster-scoped objects (its class, cluster roles and bindings) outlive the test's namespace.
+func uninstallOnCleanup(t *testing.T, name, ns string) {
+	t.Helper()
+	rc, err := clientcmd.BuildConfigFromFlags("", acctest.Kubeconfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc, err := helm.New(rc, helm.Options{CacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		// A release that is already gone is no error.
+		if err := hc.Uninstall(ctx, name, ns, helm.UninstallOptions{Wait: true, Timeout: time.Minute, DisableHooks: true}); err != nil {
+			t.Errorf("cleanup: uninstalling %s/%s: %v", ns, name, err)
+		}
+	})
+}
 
 // fsPath is the path of one attribute of filesystems[node].
 func fsPath(node string, attr ...string) tfjsonpath.Path {
@@ -474,6 +499,7 @@ func TestAccStorageCapacity_openEBSRelease(t *testing.T) {
 		t.Fatal(err)
 	}
 	class := acctest.RandomName("acc-cap-hostpath")
+	uninstallOnCleanup(t, "openebs", e.ns)
 	config := acctest.ProviderConfigSSH(sshd, e.node) + acctest.LoadConfig(t, "openebs_release.tf", repo, e.ns, class, base, e.node)
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
