@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,6 +18,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/acctest"
@@ -227,5 +230,108 @@ func TestAccVolumeMigration_crossNodeSSHCarries(t *testing.T) {
 	got, err := c.second.ReadFile(t, filepath.Join(c.dst, "blob"))
 	if err != nil || !bytes.Equal(got, blob) {
 		t.Fatalf("the 4 MiB file on node %s is not the source's (%d bytes, %v)", c.second.Name, len(got), err)
+	}
+}
+
+// ownPool is a connection pool of the test's own to the cluster's nodes (as the provider's), so
+// that closing it cuts this run's SSH connections only: its Hosts func.
+func ownPool(t *testing.T) (*node.Pool, func(context.Context, string) (*node.Host, error)) {
+	t.Helper()
+	raw, err := os.ReadFile(acctest.NodesFile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var file struct {
+		User       string                `json:"ssh_user"`
+		Key        string                `json:"ssh_private_key"`
+		KnownHosts string                `json:"ssh_known_hosts"`
+		Nodes      []acctest.ClusterNode `json:"nodes"`
+	}
+	if err := json.Unmarshal(raw, &file); err != nil {
+		t.Fatal(err)
+	}
+	pool := node.NewPool(node.PoolOptions{})
+	t.Cleanup(func() { _ = pool.Close() }) //nolint:errcheck // the test's end; a cut pool is closed already
+	return pool, func(_ context.Context, name string) (*node.Host, error) {
+		for _, n := range file.Nodes {
+			if n.Name == name {
+				return pool.Host(node.Target{Endpoint: node.Endpoint{
+					Host: n.SSHHost, Port: n.SSHPort, User: file.User,
+					Auth:    node.Auth{PrivateKeyFile: file.Key},
+					HostKey: node.HostKeyPolicy{KnownHostsFile: file.KnownHosts},
+				}, ConnectTimeout: 10 * time.Second})
+			}
+		}
+		return nil, fmt.Errorf("no node %s in %s", name, acctest.NodesFile())
+	}
+}
+
+// TestAccVolumeMigration_crossNodeSSHCut: the provider's SSH connections end (its pool closed)
+// while the copy over SSH carries a 48 MiB file from node 1 to node 2, with the writer running.
+// The run fails and leaves the claim on the source volume; the next run, on new connections,
+// stops the daemon the cut run left on node 2 and moves the claim: every record on node 2, the
+// file byte for byte, no daemon or its directory left there.
+func TestAccVolumeMigration_crossNodeSSHCut(t *testing.T) {
+	c := newCrossNode(t, false)
+	blob := make([]byte, 48<<20)
+	if _, err := rand.Read(blob); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(c.src, "blob"), blob, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	spec := volumemigration.Spec{Namespace: c.ns, Claim: "data", StorageClass: c.class, TargetNode: c.second.Name,
+		Image: acctest.RsyncImage, PullPolicy: "Never", Transfer: "ssh"}
+	pool, hosts := ownPool(t)
+	cut := make(chan struct{})
+	m := &volumemigration.Migrator{Client: c.client, Spec: spec, Hosts: hosts, Log: func(msg string, fields map[string]any) {
+		t.Logf("cut run: %s %v", msg, fields)
+		if strings.HasPrefix(msg, "forwarding the source node's port") {
+			go func() {
+				time.Sleep(300 * time.Millisecond) // rsync is under way
+				_ = pool.Close()                   //nolint:errcheck // the cut
+				close(cut)
+			}()
+		}
+	}}
+	if _, err := m.Run(ctx); err == nil {
+		t.Fatal("the run whose SSH connections were cut succeeded")
+	} else {
+		t.Logf("the cut run: %v", err)
+	}
+	select {
+	case <-cut:
+	default:
+		t.Fatal("the run failed before its copy over SSH began: nothing was cut")
+	}
+	claim, err := c.client.CoreV1().PersistentVolumeClaims(c.ns).Get(ctx, "data", metav1.GetOptions{})
+	if err != nil || claim.Spec.VolumeName != c.srcPV {
+		t.Fatalf("after the cut run the claim is not on the source volume %s: %v (%v)", c.srcPV, claim.Spec.VolumeName, err)
+	}
+	dir := volumemigration.SSHDir(m, claim)
+	// The rollback deleted the new claim: node 2's static volume (Retain) is Released. Made
+	// Available again, as its admin would, for the next run (its partial copy stays in it).
+	if _, err := c.client.CoreV1().PersistentVolumes().Patch(ctx, c.dstPV, types.JSONPatchType,
+		[]byte(`[{"op":"remove","path":"/spec/claimRef"}]`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	_, hosts = ownPool(t)
+	m = &volumemigration.Migrator{Client: c.client, Spec: spec, Hosts: hosts, Log: func(msg string, fields map[string]any) { t.Logf("next run: %s %v", msg, fields) }}
+	if _, err := m.Run(ctx); err != nil {
+		t.Fatalf("the run after the cut: %v", err)
+	}
+	if err := c.check(t); err != nil {
+		t.Fatal(err)
+	}
+	// Compared by checksum: a command's output over SSH is capped at 32 MiB.
+	sum, err := c.second.Run(t, `sha256sum < "$1"`, filepath.Join(c.dst, "blob"))
+	if want := fmt.Sprintf("%x", sha256.Sum256(blob)); err != nil || strings.Fields(sum)[0] != want {
+		t.Fatalf("the 48 MiB file on node %s is not the source's (sha256 %q, want %s; %v)", c.second.Name, sum, want, err)
+	}
+	if out, err := c.second.Run(t, `pgrep -f -- "$1/rsyncd.conf" || true; ls -d "$1" 2>/dev/null || true`, dir); err != nil || strings.TrimSpace(out) != "" {
+		t.Fatalf("left on node %s after the next run: %q (%v)", c.second.Name, out, err)
 	}
 }
