@@ -16,6 +16,10 @@
 #     static local volume on node 2 (target_node: an rsync daemon pod there, the client on node
 #     1), its first copy against `rsync -a` over SSH (the nodes' sshd) between the same two
 #     directories. Goal: at least 0.8x. BENCH_MIGRATION_CROSSNODE_OUT: a file for that figure.
+#   - between nodes over SSH (cross_node_transfer = "ssh", the provider's ssh block reaching both
+#     nodes): the claim, then on node 2, moved back to a static local volume here, its first copy
+#     (rsync through the provider's two SSH connections) against `rsync -a` over SSH from node 2's
+#     directory to one here. Appended to the same figure.
 #
 #   BENCH_MIGRATION_MIB  the data in the claim (default 2048); 1 % of it is rewritten meanwhile
 set -euo pipefail
@@ -47,10 +51,11 @@ far_dir=""
 cleanup() {
 	(cd "$work/tf" 2>/dev/null && terraform destroy -auto-approve -no-color >/dev/null 2>&1) || true
 	(cd "$work/tf2" 2>/dev/null && terraform destroy -auto-approve -no-color >/dev/null 2>&1) || true
+	(cd "$work/tf3" 2>/dev/null && terraform destroy -auto-approve -no-color >/dev/null 2>&1) || true
 	[[ -z $far_dir ]] || far rm -rf "$far_dir" "$far_dir-ssh" || true
 	kubectl delete namespace "$ns" --ignore-not-found --wait=true --timeout=2m >/dev/null 2>&1 || true
 	kubectl delete pv -l "bench=$ns" --ignore-not-found --wait=false >/dev/null 2>&1 || true
-	kubectl delete storageclass "$ns-from" "$ns-to" "$ns-far" --ignore-not-found >/dev/null 2>&1 || true
+	kubectl delete storageclass "$ns-from" "$ns-to" "$ns-far" "$ns-back" --ignore-not-found >/dev/null 2>&1 || true
 	cleanup_work "$work"
 	cluster_down_if_started
 }
@@ -303,3 +308,73 @@ cross_ratio=$(ratio "$cross_mibs" "$ssh_mibs")
 	printf '  %-58s %8s s %6s MiB/s\n' "the first copy between nodes (rsync daemon protocol)" "$cross_copy_s" "$cross_mibs"
 	echo "first copy between nodes / rsync over SSH = $cross_ratio (goal >= 0.8: $(verdict "$cross_ratio" 0.8 min))"
 } | tee ${BENCH_MIGRATION_CROSSNODE_OUT:+"$BENCH_MIGRATION_CROSSNODE_OUT"}
+
+# Between nodes over SSH: the claim, now on node 2, moved back to a volume of this machine's node
+# by the copy over the provider's SSH connections; against rsync -a over SSH from node 2's
+# directory to one here (node 2's sshd, as the provider reaches it).
+ssh_back_anchor() {
+	sync
+	local t
+	t=$(now)
+	rsync -a -e "${SSH[*]}" "$far_host:$far_dir/" "$work/back-ssh/" >/dev/null || return 1
+	since "$t"
+	rm -rf "$work/back-ssh"
+}
+echo "==> between nodes over SSH: rsync -a over SSH from $far_node to $node" >&2
+back_before=$(ssh_back_anchor)
+mkdir -p "$work/back" "$work/tf3"
+{
+	printf 'apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {name: %s}\n' "$ns-back"
+	printf 'provisioner: kubernetes.io/no-provisioner\nvolumeBindingMode: WaitForFirstConsumer\nreclaimPolicy: Retain\n---\n'
+	volume "$ns-back" "$work/back" "$ns-back"
+} | kubectl apply -f - >/dev/null
+near_json="$(jq -c --arg n "$node" '.nodes[] | select(.name == $n)' "$nodes_json")"
+echo "==> clusterstorage_volume_migration back to node $node over SSH" >&2
+cat >"$work/tf3/main.tf" <<HCL
+terraform {
+  required_providers {
+    clusterstorage = { source = "clusterstorage/clusterstorage" }
+  }
+}
+
+provider "clusterstorage" {
+  kubernetes {
+    config_path = "$KUBECONFIG_PATH"
+  }
+  ssh {
+    user             = "$(jq -r .ssh_user "$nodes_json")"
+    private_key_path = "$(jq -r .ssh_private_key "$nodes_json")"
+    known_hosts_path = "$(jq -r .ssh_known_hosts "$nodes_json")"
+  }
+  nodes = {
+    "$node" = { host = "$(jq -r .ssh_host <<<"$near_json")", port = $(jq -r .ssh_port <<<"$near_json") }
+    "$far_node" = { host = "$(jq -r .ssh_host <<<"$far_json")", port = $(jq -r .ssh_port <<<"$far_json") }
+  }
+}
+
+resource "clusterstorage_volume_migration" "back" {
+  namespace           = "$ns"
+  claim               = "data"
+  storage_class       = "$ns-back"
+  target_node         = "$node"
+  cross_node_transfer = "ssh"
+  image               = "$RSYNC"
+  image_pull_policy   = "Never"
+}
+HCL
+(cd "$work/tf3" && TF_LOG_PROVIDER=INFO TF_LOG_PATH="$work/tf3/provider.log" terraform apply -auto-approve -no-color >"$work/tf3/apply.log" 2>&1) ||
+	{ cat "$work/tf3/apply.log" >&2; exit 1; }
+back_after=$(ssh_back_anchor)
+back_s=$(fastest "$back_before" "$back_after")
+over_ssh() { grep -F "copy over SSH finished" "$work/tf3/provider.log" | head -1 | grep -o " $1=\"\?[0-9.e+-]*" | tr -d '"' | cut -d= -f2; }
+sshcopy_bytes=$(over_ssh bytes | awk '{ printf "%d", $1 }')
+sshcopy_s=$(over_ssh copy_seconds | awk '{ printf "%.3f", $1 }')
+sshcopy_mibs=$(mibs "$(awk -v b="$sshcopy_bytes" 'BEGIN { print b / 1048576 }')" "$sshcopy_s")
+back_mibs=$(mibs "$data_mib" "$back_s")
+ssh_ratio=$(ratio "$sshcopy_mibs" "$back_mibs")
+{
+	printf '\nvolume migration between nodes over SSH: %s MiB from %s back to %s (static local volumes; load %s)\n' "$data_mib" "$far_node" "$node" "$(cut -d' ' -f1-3 /proc/loadavg)"
+	printf '  %-58s %8s s %6s MiB/s   (before %s s, after %s s)\n' "rsync -a over SSH between the same two directories" "$back_s" "$back_mibs" "$back_before" "$back_after"
+	printf '  %-58s %8s s %6s MiB/s\n' "the first copy over the provider's SSH connections" "$sshcopy_s" "$sshcopy_mibs"
+	echo "first copy between nodes over SSH / rsync over SSH = $ssh_ratio (goal >= 0.8: $(verdict "$ssh_ratio" 0.8 min))"
+} | tee ${BENCH_MIGRATION_CROSSNODE_OUT:+-a "$BENCH_MIGRATION_CROSSNODE_OUT"}
