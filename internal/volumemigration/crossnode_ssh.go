@@ -367,9 +367,15 @@ func (m *Migrator) startSSHDaemon(ctx, dctx context.Context, dst *sshnode.Host, 
 		id := newMarker()
 		log := &syncBuffer{want: []byte(id + " listening "), ready: make(chan struct{})}
 		done := make(chan error, 1)
+		// The daemon's stdin stays open until dctx ends: then, or when the connection ends, the
+		// script stops the daemon.
+		stdin, hold := io.Pipe()
+		stop := context.AfterFunc(dctx, func() { _ = hold.Close() }) //nolint:errcheck // a pipe's Close does not fail
 		go func() {
+			defer stop()
 			_, err := dst.Exec(dctx, sshnode.Script(rsyncdSSHScript, "daemon", dir, strconv.Itoa(port), path, rsyncdScript, id),
-				sshnode.ExecOptions{Stdout: log, Stderr: log, Timeout: time.Until(deadline(ctx)) + cleanupTimeout})
+				sshnode.ExecOptions{Stdin: stdin, Stdout: log, Stderr: log, Timeout: time.Until(deadline(ctx)) + cleanupTimeout})
+			_ = hold.Close() //nolint:errcheck // as above
 			done <- err
 		}()
 		timer := time.NewTimer(sshDaemonStart)

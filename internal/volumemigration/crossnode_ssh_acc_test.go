@@ -22,9 +22,25 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/acctest"
+	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/node"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/volumemigration"
 )
+
+// cleanDaemon makes the test remove, at its end, the daemon of a copy over SSH (with dir) and
+// its directory on node 2, should a failure have left them: the daemon's script and rsync, found
+// by the paths in their command lines, then the directory.
+func (c *crossNode) cleanDaemon(t *testing.T, dir func() string) {
+	t.Cleanup(func() {
+		d := dir()
+		if d == "" {
+			return
+		}
+		if _, err := c.second.Run(t, `pkill -f -- "$1/secrets"; pkill -f -- "$1/rsyncd.conf"; rm -rf -- "$1"`, d); err != nil {
+			t.Errorf("removing the daemon of %s on node %s: %v", d, c.second.Name, err)
+		}
+	})
+}
 
 // sshConfig is the migration of crossNode with the provider's ssh block reaching every node
 // (withSSH) or not, and cross_node_transfer.
@@ -133,6 +149,7 @@ func TestAccVolumeMigration_crossNodeSSH(t *testing.T) {
 			return nil, fmt.Errorf("no node %s", name)
 		}}
 	var dir, daemonPID string
+	c.cleanDaemon(t, func() string { return dir })
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		Steps: []resource.TestStep{
@@ -268,7 +285,8 @@ func ownPool(t *testing.T) (*node.Pool, func(context.Context, string) (*node.Hos
 
 // TestAccVolumeMigration_crossNodeSSHCut: the provider's SSH connections end (its pool closed)
 // while the copy over SSH carries a 48 MiB file from node 1 to node 2, with the writer running.
-// The run fails and leaves the claim on the source volume; the next run, on new connections,
+// The run fails and leaves the claim on the source volume, and its daemon on node 2 ends with
+// its session; the next run, on new connections,
 // stops the daemon the cut run left on node 2 and moves the claim: every record on node 2, the
 // file byte for byte, no daemon or its directory left there.
 func TestAccVolumeMigration_crossNodeSSHCut(t *testing.T) {
@@ -311,6 +329,15 @@ func TestAccVolumeMigration_crossNodeSSHCut(t *testing.T) {
 		t.Fatalf("after the cut run the claim is not on the source volume %s: %v (%v)", c.srcPV, claim.Spec.VolumeName, err)
 	}
 	dir := volumemigration.SSHDir(m, claim)
+	c.cleanDaemon(t, func() string { return dir })
+	// The cut ended the daemon's session: the daemon ends with it, before any other run.
+	err = kube.Poll(ctx, 500*time.Millisecond, 30*time.Second, "the cut run's daemon on node "+c.second.Name+" to end", func(context.Context) (bool, string, error) {
+		out, err := c.second.Run(t, `pgrep -f -- "$1/rsyncd.conf" || true`, dir)
+		return err == nil && strings.TrimSpace(out) == "", out, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	// The rollback deleted the new claim: node 2's static volume (Retain) is Released. Made
 	// Available again, as its admin would, for the next run (its partial copy stays in it).
 	if _, err := c.client.CoreV1().PersistentVolumes().Patch(ctx, c.dstPV, types.JSONPatchType,

@@ -49,7 +49,15 @@ daemon)
 		exit 2
 	fi
 	echo "$$" >"$dir/pid"
-	TARGET=$path TMPDIR=$dir ADDRESS=127.0.0.1 exec sh -c "$rsyncd" rsyncd.sh "$port" "$dir/secrets" "$id"
+	TARGET=$path TMPDIR=$dir ADDRESS=127.0.0.1 sh -c "$rsyncd" rsyncd.sh "$port" "$dir/secrets" "$id" </dev/null &
+	child=$!
+	# The daemon lives as long as the provider's session: its stdin ends when the provider stops
+	# it, and when the provider's connection ends (a killed provider, a cut network: sshd closes
+	# the session), so no daemon outlives the run that started it by more than sshd takes to
+	# notice.
+	cat >/dev/null
+	kill "$child" 2>/dev/null
+	wait "$child"
 	;;
 client)
 	path=$1 remote=$2 copy=$3
