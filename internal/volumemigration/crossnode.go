@@ -20,14 +20,17 @@ package volumemigration
 // them again; a stale one is removed by sweep like any copy pod (both carry the heartbeat).
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	_ "embed"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -54,6 +57,13 @@ const (
 	// The daemon listens on a port in [daemonPortBase, daemonPortBase+daemonPorts).
 	daemonPortBase = 20000
 	daemonPorts    = 10000
+	// daemonTries is how many ports a daemon tries (daemonPortAt) before the copy fails.
+	daemonTries = 5
+	// daemonReadyTimeout bounds the wait, once the daemon's container runs, for it to say it
+	// listens (its script gives up after a minute).
+	daemonReadyTimeout = 2 * time.Minute
+	// annotationDaemonPort, on the daemon pod, is the port it listens on.
+	annotationDaemonPort = "clusterstorage.io/migration-rsync-port"
 )
 
 // daemonPodName is the name of the daemon pod of a mode.
@@ -62,9 +72,18 @@ func daemonPodName(targetClaim, mode string) string { return targetClaim + "-" +
 // rsyncSecretName is the name of the Secret with the daemon's password.
 func rsyncSecretName(targetClaim string) string { return targetClaim + "-rsync" }
 
-// daemonPort is the port of the daemon pod named name.
-func daemonPort(name string) int32 {
-	sum := sha256.Sum256([]byte(name))
+// daemonPort is the first port of the daemon pod named name.
+func daemonPort(name string) int32 { return daemonPortAt(name, 0) }
+
+// daemonPortAt is the port of the daemon pod named name at its try (0 first), when the ports
+// before were taken: a sequence that depends on the name only (with host_network several
+// migrations share a node's ports, and a resumed run tries the same ports again).
+func daemonPortAt(name string, try int) int32 {
+	key := name
+	if try > 0 {
+		key += "#" + strconv.Itoa(try)
+	}
+	sum := sha256.Sum256([]byte(key))
 	return daemonPortBase + int32(binary.BigEndian.Uint16(sum[:2])%daemonPorts)
 }
 
@@ -152,7 +171,7 @@ func (m *Migrator) targetVolumeNode(ctx context.Context, name string) (string, e
 // copyData runs one copy of mode: one copy pod where one node can mount both volumes (node: the
 // one it must run on, ""), else the copy between nodes. live is the workload's node while it
 // runs.
-func (m *Migrator) copyData(ctx context.Context, mode string, p progress, node, live string) (copyOutput, error) {
+func (m *Migrator) copyData(ctx context.Context, mode string, p progress, node, live string) (out copyOutput, err error) {
 	pl, err := m.place(ctx, p, live)
 	if err != nil {
 		return copyOutput{}, err
@@ -171,8 +190,12 @@ func (m *Migrator) copyData(ctx context.Context, mode string, p progress, node, 
 		return m.runCrossSSH(ctx, mode, p.TargetClaim, pl, v)
 	}
 	if mode == modeFinal {
-		// The last copy between nodes: its password is not needed after it, whatever its end.
+		// The last copy between nodes: its password is not needed after it, whatever its end
+		// (but a test's run stopped as a killed provider would, which leaves it).
 		defer func() {
+			if errors.Is(err, errKilled) {
+				return
+			}
 			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 			defer cancel()
 			if err := m.deleteRsyncSecret(cctx, p.TargetClaim); err != nil {
@@ -186,22 +209,14 @@ func (m *Migrator) copyData(ctx context.Context, mode string, p progress, node, 
 }
 
 // runCross runs the daemon on the new volume's node and the client on the source's, until the
-// client's script ends; both pods are removed before it returns.
+// client's script ends; both pods are removed before it returns. The client starts only once
+// the daemon listens and answers as this run's (startDaemon).
 func (m *Migrator) runCross(ctx context.Context, mode, targetClaim string, pl placement) (copyOutput, error) {
 	secret, err := m.ensureRsyncSecret(ctx, targetClaim)
 	if err != nil {
 		return copyOutput{}, err
 	}
 	name := daemonPodName(targetClaim, mode)
-	if err := m.deletePod(ctx, name); err != nil { // an earlier run's
-		return copyOutput{}, err
-	}
-	port := daemonPort(name)
-	pods := m.Client.CoreV1().Pods(m.Spec.Namespace)
-	daemon, err := pods.Create(ctx, m.daemonPod(name, targetClaim, secret, pl.Target, port, activeDeadline(ctx)), metav1.CreateOptions{})
-	if err != nil {
-		return copyOutput{}, fmt.Errorf("creating the rsync daemon pod %s/%s: %w", m.Spec.Namespace, name, err)
-	}
 	killed := false
 	defer func() {
 		if killed {
@@ -213,23 +228,16 @@ func (m *Migrator) runCross(ctx context.Context, mode, targetClaim string, pl pl
 			m.log("removing the rsync daemon pod failed", map[string]any{"pod": name, "error": err.Error()})
 		}
 	}()
-	stop := m.heartbeat(ctx, name)
-	defer stop()
-	daemon, err = m.waitPod(ctx, name, daemon, "run", func(p *corev1.Pod) bool {
-		return p.Status.Phase == corev1.PodRunning && p.Status.PodIP != "" || kube.PodFinished(p)
-	})
+	d, err := m.startDaemon(ctx, name, targetClaim, secret, pl.Target)
 	if err != nil {
-		return copyOutput{}, m.explain(ctx, err, name, targetClaim)
+		return copyOutput{}, err
 	}
-	if kube.PodFinished(daemon) {
-		return copyOutput{}, fmt.Errorf("the rsync daemon pod %s/%s on node %s ended (%s) before the copy: %s", m.Spec.Namespace, name, daemon.Spec.NodeName,
-			daemon.Status.Phase, m.podLog(ctx, name))
-	}
-	m.log("rsync daemon running", map[string]any{"pod": name, "node": daemon.Spec.NodeName, "address": daemon.Status.PodIP, "port": port})
+	defer d.stop()
+	daemon := d.pod
 	marker := newMarker()
 	client := m.clientPod(copyPodName(targetClaim, mode), mode, marker, targetClaim, secret, pl.Source,
-		"rsync://"+rsyncUser+"@"+net.JoinHostPort(daemon.Status.PodIP, strconv.Itoa(int(port))), activeDeadline(ctx))
-	if m.killInCrossCopy && mode == modeCopy {
+		"rsync://"+rsyncUser+"@"+net.JoinHostPort(daemon.Status.PodIP, strconv.Itoa(int(d.port))), d.id, activeDeadline(ctx))
+	if m.killInCrossCopy && mode == modeCopy || m.killInCrossFinal && mode == modeFinal {
 		killed = true
 		return copyOutput{}, m.killInCopy(ctx, client)
 	}
@@ -238,6 +246,148 @@ func (m *Migrator) runCross(ctx context.Context, mode, targetClaim string, pl pl
 		return out, fmt.Errorf("%w\n\nThe rsync daemon's log (pod %s/%s on node %s):\n%s", err, m.Spec.Namespace, name, daemon.Spec.NodeName, m.podLog(ctx, name))
 	}
 	return out, nil
+}
+
+// startDaemon makes the daemon pod name on node and waits until it listens on its pod IP and
+// answers as this run's (rsyncd.sh's "listening" line). A port something else on the node has
+// (with the node's network every pod of the node shares its ports) fails the daemon's bind:
+// then the pod is deleted and made again on the next port of its name's sequence (daemonPortAt),
+// up to daemonTries ports. The sequence depends on the name only, so a resumed run tries the
+// same ports in the same order; the port in use is on the pod (annotationDaemonPort) and in its
+// command. An earlier run's pod of that name is deleted first.
+func (m *Migrator) startDaemon(ctx context.Context, name, targetClaim, secret, node string) (runningDaemon, error) {
+	pods := m.Client.CoreV1().Pods(m.Spec.Namespace)
+	for try := 0; ; try++ {
+		if err := m.deletePod(ctx, name); err != nil { // an earlier run's, or the try before
+			return runningDaemon{}, err
+		}
+		d := runningDaemon{port: daemonPortAt(name, try), id: newMarker()}
+		pod, err := pods.Create(ctx, m.daemonPod(name, targetClaim, secret, node, d.port, d.id, activeDeadline(ctx)), metav1.CreateOptions{})
+		if err != nil {
+			return runningDaemon{}, fmt.Errorf("creating the rsync daemon pod %s/%s: %w", m.Spec.Namespace, name, err)
+		}
+		d.stop = m.heartbeat(ctx, name)
+		if d.pod, err = m.waitListening(ctx, name, pod, d.id, d.port); err == nil {
+			m.log("rsync daemon listening", map[string]any{"pod": name, "node": d.pod.Spec.NodeName, "address": d.pod.Status.PodIP, "port": d.port, "try": try + 1})
+			return d, nil
+		}
+		d.stop()
+		var taken *portTakenError
+		if !errors.As(err, &taken) {
+			return runningDaemon{}, m.explain(ctx, err, name, targetClaim)
+		}
+		if try+1 >= daemonTries {
+			return runningDaemon{}, fmt.Errorf("%w; the %d ports tried (%s) were all taken on node %s: something there holds them (with host_network, "+
+				"the node's own services and other pods with the node's network share its ports)", err, daemonTries, portList(name), node)
+		}
+		m.log("the rsync daemon's port is taken on the node; making the daemon again on another port", map[string]any{
+			"pod": name, "node": node, "port": d.port, "next_port": daemonPortAt(name, try+1)})
+	}
+}
+
+// runningDaemon is a daemon pod that listens: its port, the run's ID it answers with (the
+// "target" module's comment, which the client checks too) and the function that stops its
+// heartbeat.
+type runningDaemon struct {
+	pod  *corev1.Pod
+	port int32
+	id   string
+	stop func()
+}
+
+// portList is the ports of the daemon pod name's sequence, for messages.
+func portList(name string) string {
+	ports := make([]string, 0, daemonTries)
+	for try := range daemonTries {
+		ports = append(ports, strconv.Itoa(int(daemonPortAt(name, try))))
+	}
+	return strings.Join(ports, ", ")
+}
+
+// portTakenError is a daemon whose bind failed: something else on the node has its port.
+type portTakenError struct {
+	pod, node string
+	port      int32
+	log       string
+}
+
+func (e *portTakenError) Error() string {
+	return fmt.Sprintf("the rsync daemon pod %s on node %s could not listen on port %d: it is taken (%s)", e.pod, e.node, e.port, lastLines(e.log, 3))
+}
+
+// waitListening waits until the daemon pod runs and its script says its daemon listens
+// ("ID listening"), following its log. A daemon that ended, or says it failed or cannot be
+// reached, fails the wait (a *portTakenError when its log says the address is in use).
+func (m *Migrator) waitListening(ctx context.Context, name string, pod *corev1.Pod, id string, port int32) (*corev1.Pod, error) {
+	pod, err := m.waitPod(ctx, name, pod, "run", func(p *corev1.Pod) bool {
+		return p.Status.Phase == corev1.PodRunning && p.Status.PodIP != "" || kube.PodFinished(p)
+	})
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, daemonReadyTimeout)
+	defer cancel()
+	verdict := id + " "
+	for {
+		log, line := m.followUntil(ctx, name, func(l string) bool { return strings.HasPrefix(l, verdict) })
+		if line == "" {
+			// The stream ended without the verdict (the container ended, the connection was
+			// lost): the pod's state and its whole log say what happened.
+			p, err := m.Client.CoreV1().Pods(m.Spec.Namespace).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return nil, fmt.Errorf("waiting for the rsync daemon pod %s/%s to listen: %w", m.Spec.Namespace, name, err)
+			}
+			pod = p
+			log = m.podLog(ctx, name)
+			for _, l := range strings.Split(log, "\n") {
+				if strings.HasPrefix(l, verdict) {
+					line = l
+				}
+			}
+			if line == "" && !kube.PodFinished(p) {
+				select {
+				case <-ctx.Done():
+					return nil, fmt.Errorf("the rsync daemon pod %s/%s on node %s did not report that it listens within %s: %s",
+						m.Spec.Namespace, name, pod.Spec.NodeName, daemonReadyTimeout, lastLines(log, 20))
+				case <-time.After(time.Second):
+				}
+				continue
+			}
+		}
+		switch {
+		case strings.HasPrefix(line, verdict+"listening "):
+			return pod, nil
+		case strings.Contains(log, "Address already in use"):
+			return nil, &portTakenError{pod: m.Spec.Namespace + "/" + name, node: pod.Spec.NodeName, port: port, log: log}
+		case strings.HasPrefix(line, verdict+"unreachable"):
+			return nil, fmt.Errorf("the rsync daemon pod %s/%s on node %s runs, but its own listing at %s did not answer as this run's within a minute: %s",
+				m.Spec.Namespace, name, pod.Spec.NodeName, net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(int(port))), lastLines(log, 20))
+		}
+		return nil, fmt.Errorf("the rsync daemon pod %s/%s on node %s ended (%s) before it listened: %s", m.Spec.Namespace, name, pod.Spec.NodeName,
+			pod.Status.Phase, lastLines(log, 20))
+	}
+}
+
+// followUntil reads a pod's log as it is written until a line for which stop is true, and
+// returns the log read and that line ("" when the stream ended first).
+func (m *Migrator) followUntil(ctx context.Context, name string, stop func(string) bool) (log, line string) {
+	limit := maxLogBytes
+	stream, err := m.Client.CoreV1().Pods(m.Spec.Namespace).GetLogs(name, &corev1.PodLogOptions{Follow: true, LimitBytes: &limit}).Stream(ctx)
+	if err != nil {
+		return "", ""
+	}
+	defer stream.Close() //nolint:errcheck // read only; closing ends the request
+	var b strings.Builder
+	sc := bufio.NewScanner(stream)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		b.WriteString(sc.Text())
+		b.WriteByte('\n')
+		if stop(sc.Text()) {
+			return b.String(), sc.Text()
+		}
+	}
+	return b.String(), ""
 }
 
 // podLog is the last lines of a pod's log, or why it could not be read.
@@ -253,14 +403,17 @@ func (m *Migrator) podLog(ctx context.Context, name string) string {
 }
 
 // daemonPod is the copy pod's image, security context and resources, mounting the new claim
-// (and the Secret) only, on node, running rsyncdScript on port. It also has SYS_CHROOT and SETGID
-// (both in Pod Security's baseline set): the daemon chroots into the volume and sets its groups
-// (to root's) for each connection.
-func (m *Migrator) daemonPod(name, targetClaim, secret, node string, port int32, activeDeadline int64) *corev1.Pod {
+// (and the Secret) only, on node, running rsyncdScript on port of its pod IP (ADDRESS, from the
+// downward API), answering with id. It also has SYS_CHROOT and SETGID (both in Pod Security's
+// baseline set): the daemon chroots into the volume and sets its groups (to root's) for each
+// connection.
+func (m *Migrator) daemonPod(name, targetClaim, secret, node string, port int32, id string, activeDeadline int64) *corev1.Pod {
 	p := m.copyPod(name, "rsyncd", "", targetClaim, node, activeDeadline)
+	p.Annotations[annotationDaemonPort] = strconv.Itoa(int(port))
 	c := &p.Spec.Containers[0]
 	c.Name = "rsyncd"
-	c.Command = []string{"sh", "-c", rsyncdScript, "rsyncd.sh", strconv.Itoa(int(port)), secretsMount + "/" + secretKeySecrets}
+	c.Command = []string{"sh", "-c", rsyncdScript, "rsyncd.sh", strconv.Itoa(int(port)), secretsMount + "/" + secretKeySecrets, id}
+	c.Env = []corev1.EnvVar{{Name: "ADDRESS", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}}}
 	c.SecurityContext.Capabilities.Add = append(c.SecurityContext.Capabilities.Add, "SYS_CHROOT", "SETGID")
 	c.VolumeMounts = []corev1.VolumeMount{
 		{Name: "target", MountPath: targetMount},
@@ -277,13 +430,15 @@ func (m *Migrator) daemonPod(name, targetClaim, secret, node string, port int32,
 }
 
 // clientPod is a copy pod that mounts the source only and copies to the daemon at remote
-// (rsync://user@address:port), the password from the Secret.
-func (m *Migrator) clientPod(name, mode, marker, targetClaim, secret, node, remote string, activeDeadline int64) *corev1.Pod {
+// (rsync://user@address:port), the password from the Secret, once the daemon there answers with
+// daemonID.
+func (m *Migrator) clientPod(name, mode, marker, targetClaim, secret, node, remote, daemonID string, activeDeadline int64) *corev1.Pod {
 	p := m.copyPod(name, mode, marker, targetClaim, node, activeDeadline)
 	c := &p.Spec.Containers[0]
 	c.VolumeMounts = c.VolumeMounts[:1]
 	c.Env = []corev1.EnvVar{
 		{Name: "REMOTE", Value: remote},
+		{Name: "DAEMON_ID", Value: daemonID},
 		{Name: "RSYNC_PASSWORD", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
 			LocalObjectReference: corev1.LocalObjectReference{Name: secret}, Key: secretKeyPassword}}},
 	}

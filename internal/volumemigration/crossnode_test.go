@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -21,8 +23,24 @@ import (
 
 // rsyncDaemon runs the daemon pod's script with the machine's rsync on dst (its /target), on a
 // free port of 127.0.0.1 with password "pw", until the test ends; it returns the REMOTE the
-// client's script gets.
-func rsyncDaemon(t *testing.T, dst string) string {
+// client's script gets and the daemon's ID.
+func rsyncDaemon(t *testing.T, dst string) (remote, id string) {
+	t.Helper()
+	needRsyncRoot(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	port := l.Addr().(*net.TCPAddr).Port //nolint:forcetypeassert // a TCP listener's
+	must(t, l.Close())
+	id = newMarker()
+	log, done := startRsyncd(t, dst, port, id)
+	if line := waitVerdict(t, log, done, id); line != id+" listening "+strconv.Itoa(port) {
+		t.Fatalf("the rsync daemon does not listen: %q\n%s", line, log.String())
+	}
+	return "rsync://" + rsyncUser + "@127.0.0.1:" + strconv.Itoa(port), id
+}
+
+// needRsyncRoot skips (fails in CI) a test of the daemon's script without rsync or root.
+func needRsyncRoot(t *testing.T) {
 	t.Helper()
 	if _, err := exec.LookPath("rsync"); err != nil {
 		if os.Getenv("CI") == "true" {
@@ -36,45 +54,135 @@ func rsyncDaemon(t *testing.T, dst string) string {
 		}
 		t.Skip("the daemon chroots into the volume and sets root's groups, as root in its pod: run as root")
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	must(t, err)
-	port := l.Addr().(*net.TCPAddr).Port //nolint:forcetypeassert // a TCP listener's
-	must(t, l.Close())
+}
+
+// startRsyncd starts rsyncd.sh on dst, listening on 127.0.0.1:port (its pod IP), in a process
+// group of its own that the test's end kills; done is closed when the script ends.
+func startRsyncd(t *testing.T, dst string, port int, id string) (log *syncLog, done chan struct{}) {
+	t.Helper()
 	dir := t.TempDir()
 	secrets := filepath.Join(dir, "secrets")
 	must(t, os.WriteFile(secrets, []byte(rsyncUser+":pw\n"), 0o600))
-	cmd := exec.Command("sh", "-c", rsyncdScript, "rsyncd.sh", strconv.Itoa(port), secrets)
-	cmd.Env = append(os.Environ(), "TARGET="+dst, "TMPDIR="+dir)
-	var log strings.Builder
-	cmd.Stdout, cmd.Stderr = &log, &log
+	cmd := exec.Command("sh", "-c", rsyncdScript, "rsyncd.sh", strconv.Itoa(port), secrets, id)
+	cmd.Env = append(os.Environ(), "TARGET="+dst, "TMPDIR="+dir, "ADDRESS=127.0.0.1")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	log = &syncLog{}
+	cmd.Stdout, cmd.Stderr = log, log
 	must(t, cmd.Start())
+	done = make(chan struct{})
+	go func() {
+		_ = cmd.Wait() //nolint:errcheck // its status is in its log
+		close(done)
+	}()
 	t.Cleanup(func() {
-		_ = cmd.Process.Kill() //nolint:errcheck // it may have ended
-		_ = cmd.Wait()         //nolint:errcheck // killed
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) //nolint:errcheck // it may have ended
+		<-done
 		if t.Failed() {
 			t.Logf("rsync daemon log:\n%s", log.String())
 		}
 	})
-	deadline := time.Now().Add(10 * time.Second)
+	return log, done
+}
+
+// waitVerdict waits (10 s at most) for the script's line that says whether it listens, and
+// returns it ("" when the script ended without one).
+func waitVerdict(t *testing.T, log *syncLog, done chan struct{}, id string) string {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
 	for {
-		c, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-		if err == nil {
-			must(t, c.Close())
-			break
+		for _, l := range strings.Split(log.String(), "\n") {
+			if strings.HasPrefix(l, id+" ") {
+				return l
+			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the rsync daemon does not listen: %v\n%s", err, log.String())
+		select {
+		case <-done:
+			done = nil // once more, for a line written just before the end
+			if !strings.Contains(log.String(), id+" ") {
+				return ""
+			}
+		case <-deadline:
+			t.Fatalf("the rsync daemon's script said nothing within 10 s:\n%s", log.String())
+		case <-time.After(50 * time.Millisecond):
 		}
-		time.Sleep(50 * time.Millisecond)
 	}
-	return "rsync://" + rsyncUser + "@127.0.0.1:" + strconv.Itoa(port)
+}
+
+// syncLog is a log written by a process and read by the test.
+type syncLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *syncLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *syncLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestRsyncdPortTaken: the daemon's script listens on its address only, and says so only once
+// its own listing answers with its ID. A port something else has on that address (any program,
+// here a plain listener, or another run's daemon) makes it say "failed" at once, its log naming
+// the address in use, which the provider takes for a port to try another of; the client of the
+// run whose port it is finds the daemon of the other run not its own and does not copy to it.
+func TestRsyncdPortTaken(t *testing.T) {
+	needRsyncRoot(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	t.Cleanup(func() { _ = l.Close() })  //nolint:errcheck // the test's end
+	port := l.Addr().(*net.TCPAddr).Port //nolint:forcetypeassert // a TCP listener's
+	id := newMarker()
+	start := time.Now()
+	log, done := startRsyncd(t, t.TempDir(), port, id)
+	if line := waitVerdict(t, log, done, id); !strings.HasPrefix(line, id+" failed ") || !strings.Contains(log.String(), "Address already in use") {
+		t.Errorf("a port a listener has: %q\n%s", line, log.String())
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("the failed bind took %s to be said", took)
+	}
+	// Another run's daemon on the port: this run's daemon fails the same way, and this run's
+	// client, given that port, does not copy to the other run's daemon.
+	remote, other := rsyncDaemon(t, t.TempDir())
+	port, err = strconv.Atoi(remote[strings.LastIndex(remote, ":")+1:])
+	must(t, err)
+	id = newMarker()
+	log, done = startRsyncd(t, t.TempDir(), port, id)
+	if line := waitVerdict(t, log, done, id); !strings.HasPrefix(line, id+" failed ") || !strings.Contains(log.String(), "Address already in use") {
+		t.Errorf("a port another daemon has: %q\n%s", line, log.String())
+	}
+	src := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(src, "a"), []byte("a"), 0o600))
+	cmd := exec.Command("sh", "-c", copyScript, "copy.sh", modeCopy, "MK")
+	cmd.Env = append(os.Environ(), "SOURCE="+src, "REMOTE="+remote, "RSYNC_PASSWORD=pw", "DAEMON_ID="+id)
+	done2 := make(chan []byte)
+	go func() {
+		out, _ := cmd.CombinedOutput() //nolint:errcheck // in its output
+		done2 <- out
+	}()
+	// Its wait for its own daemon lasts a minute; what it did meanwhile is what matters.
+	select {
+	case out := <-done2:
+		t.Errorf("the client of another daemon's ID ended: %s", out)
+	case <-time.After(3 * time.Second):
+		_ = cmd.Process.Kill() //nolint:errcheck // still waiting, as it should
+		out := <-done2
+		if strings.Contains(string(out), "MK stats") {
+			t.Errorf("the client copied to a daemon of another run (ID %s, its own %s):\n%s", other, id, out)
+		}
+	}
 }
 
 // runRemote runs the client's script (copy.sh with REMOTE) from src to the daemon at remote.
-func runRemote(t *testing.T, src, remote, password, mode string) (copyOutput, string) {
+func runRemote(t *testing.T, src, remote, id, password, mode string) (copyOutput, string) {
 	t.Helper()
 	cmd := exec.Command("sh", "-c", copyScript, "copy.sh", mode, "MK")
-	cmd.Env = append(os.Environ(), "SOURCE="+src, "REMOTE="+remote, "RSYNC_PASSWORD="+password)
+	cmd.Env = append(os.Environ(), "SOURCE="+src, "REMOTE="+remote, "RSYNC_PASSWORD="+password, "DAEMON_ID="+id)
 	out, _ := cmd.CombinedOutput() //nolint:errcheck // the script's status is in its output
 	got, err := parseCopyOutput(string(out), "MK")
 	must(t, err)
@@ -89,21 +197,21 @@ func runRemote(t *testing.T, src, remote, password, mode string) (copyOutput, st
 // refused.
 func TestCopyScript_remote(t *testing.T) {
 	src, dst := t.TempDir(), t.TempDir()
-	remote := rsyncDaemon(t, dst)
+	remote, id := rsyncDaemon(t, dst)
 	must(t, os.MkdirAll(filepath.Join(src, "d"), 0o750))
 	must(t, os.WriteFile(filepath.Join(src, "d", "a"), []byte("aaaa"), 0o640))
 	must(t, os.Chown(filepath.Join(src, "d", "a"), 1234, 5678))
 	must(t, os.WriteFile(filepath.Join(src, "b"), make([]byte, 10000), 0o600))
 	must(t, os.Symlink("/etc/hostname", filepath.Join(src, "abs")))
 	must(t, os.Link(filepath.Join(src, "b"), filepath.Join(src, "b2")))
-	if got, raw := runRemote(t, src, remote, "pw", modeCopy); got.Exit != 0 || !got.Ended || got.Files != 2 || got.Bytes != 10004 {
+	if got, raw := runRemote(t, src, remote, id, "pw", modeCopy); got.Exit != 0 || !got.Ended || got.Files != 2 || got.Bytes != 10004 {
 		t.Fatalf("copy: %+v\n%s", got, raw)
 	}
 	info, err := os.Stat(filepath.Join(src, "d", "a"))
 	must(t, err)
 	must(t, os.WriteFile(filepath.Join(dst, "d", "a"), []byte("bbbb"), 0o640))
 	must(t, os.Chtimes(filepath.Join(dst, "d", "a"), info.ModTime(), info.ModTime()))
-	got, raw := runRemote(t, src, remote, "pw", modeFinal)
+	got, raw := runRemote(t, src, remote, id, "pw", modeFinal)
 	if got.Exit != 0 || !got.Verified || len(got.Differs) != 0 || got.Files != 1 {
 		t.Fatalf("final: %+v\n%s", got, raw)
 	}
@@ -121,7 +229,7 @@ func TestCopyScript_remote(t *testing.T) {
 	if out, err := exec.Command("stat", "-c", "%u:%g %h", filepath.Join(dst, "d", "a"), filepath.Join(dst, "b")).Output(); err != nil || string(out) != "1234:5678 1\n0:0 2\n" {
 		t.Errorf("owners and links on the target: %q (%v)", out, err)
 	}
-	if got, raw := runRemote(t, src, remote, "wrong", modeFinal); got.Exit == 0 || !strings.Contains(raw, "auth failed") {
+	if got, raw := runRemote(t, src, remote, id, "wrong", modeFinal); got.Exit == 0 || !strings.Contains(raw, "auth failed") {
 		t.Errorf("a wrong password: %+v\n%s", got, raw)
 	}
 }
@@ -141,8 +249,17 @@ func TestPlacement(t *testing.T) {
 		}
 	}
 	for _, name := range []string{"a-copy-rsyncd", "b-final-rsyncd", strings.Repeat("x", 60)} {
-		if p := daemonPort(name); p < daemonPortBase || p >= daemonPortBase+daemonPorts || p != daemonPort(name) {
+		if p := daemonPort(name); p < daemonPortBase || p >= daemonPortBase+daemonPorts || p != daemonPort(name) || p != daemonPortAt(name, 0) {
 			t.Errorf("daemonPort(%q) = %d", name, p)
+		}
+		// The tries after the first: ports of the range, the same every time, each another.
+		seen := map[int32]bool{}
+		for try := range daemonTries {
+			p := daemonPortAt(name, try)
+			if p < daemonPortBase || p >= daemonPortBase+daemonPorts || p != daemonPortAt(name, try) || seen[p] {
+				t.Errorf("daemonPortAt(%q, %d) = %d (seen: %v)", name, try, p, seen)
+			}
+			seen[p] = true
 		}
 	}
 }
@@ -152,8 +269,14 @@ func TestPlacement(t *testing.T) {
 // only, read-only, on the source node, the password from the Secret (never in the spec).
 func TestCrossNodePods(t *testing.T) {
 	m := &Migrator{Spec: Spec{Namespace: "app", Claim: "data", Image: "rsync:3"}}
-	d := m.daemonPod("t-copy-rsyncd", "t", "t-rsync", "n2", 21000, 60)
+	d := m.daemonPod("t-copy-rsyncd", "t", "t-rsync", "n2", 21000, "ID", 60)
 	c := d.Spec.Containers[0]
+	if args := c.Command[len(c.Command)-3:]; !slices.Equal(args, []string{"21000", secretsMount + "/" + secretKeySecrets, "ID"}) || d.Annotations[annotationDaemonPort] != "21000" {
+		t.Errorf("daemon command %v, annotations %v", args, d.Annotations)
+	}
+	if len(c.Env) != 1 || c.Env[0].Name != "ADDRESS" || c.Env[0].ValueFrom.FieldRef.FieldPath != "status.podIP" {
+		t.Errorf("daemon env (the address it listens on is its pod IP): %+v", c.Env)
+	}
 	if len(d.Spec.Volumes) != 2 || d.Spec.Volumes[0].PersistentVolumeClaim.ClaimName != "t" || d.Spec.Volumes[1].Secret.SecretName != "t-rsync" {
 		t.Errorf("daemon volumes: %+v", d.Spec.Volumes)
 	}
@@ -166,7 +289,7 @@ func TestCrossNodePods(t *testing.T) {
 	if d.Labels[labelComponent] != component || d.Annotations[AnnotationHeartbeat] == "" {
 		t.Errorf("daemon labels %v annotations %v: the sweep would not find it", d.Labels, d.Annotations)
 	}
-	cl := m.clientPod("t-copy", modeCopy, "MK", "t", "t-rsync", "n1", "rsync://migrate@10.0.0.2:21000", 60)
+	cl := m.clientPod("t-copy", modeCopy, "MK", "t", "t-rsync", "n1", "rsync://migrate@10.0.0.2:21000", "ID", 60)
 	cc := cl.Spec.Containers[0]
 	if len(cl.Spec.Volumes) != 1 || cl.Spec.Volumes[0].PersistentVolumeClaim.ClaimName != "data" || !cl.Spec.Volumes[0].PersistentVolumeClaim.ReadOnly || len(cc.VolumeMounts) != 1 || !cc.VolumeMounts[0].ReadOnly {
 		t.Errorf("client volumes: %+v %+v", cl.Spec.Volumes, cc.VolumeMounts)
@@ -174,6 +297,9 @@ func TestCrossNodePods(t *testing.T) {
 	for _, e := range cc.Env {
 		if e.Name == "RSYNC_PASSWORD" && (e.Value != "" || e.ValueFrom.SecretKeyRef.Name != "t-rsync") {
 			t.Errorf("the password is not taken from the Secret: %+v", e)
+		}
+		if e.Name == "DAEMON_ID" && e.Value != "ID" {
+			t.Errorf("the client checks the daemon's ID %q, want ID", e.Value)
 		}
 	}
 }

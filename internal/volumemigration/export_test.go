@@ -1,6 +1,10 @@
 package volumemigration
 
-import "context"
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+)
 
 // RunKilledAfterScaleDown runs a migration that stops as a killed provider would, right after
 // the owners were scaled down and that was recorded on the claim.
@@ -51,4 +55,24 @@ func RunKilledInCrossCopy(ctx context.Context, m *Migrator) error {
 	m.killInCrossCopy = true
 	_, err := m.Run(ctx)
 	return err
+}
+
+// RunKilledInCrossFinal runs a migration between nodes that stops as a killed provider would in
+// the final copy (the delta and the verification, the workload stopped), once its rsync daemon
+// and client pods run (both left, with the Secret).
+func RunKilledInCrossFinal(ctx context.Context, m *Migrator) error {
+	m.killInCrossFinal = true
+	_, err := m.Run(ctx)
+	return err
+}
+
+// DaemonPorts are the first tries ports the rsync daemon of the copy between nodes of mode
+// ("copy" or "final") tries for claim, in order.
+func DaemonPorts(claim *corev1.PersistentVolumeClaim, mode string, tries int) []int32 {
+	name := daemonPodName(targetClaimName(claim), mode)
+	out := make([]int32, 0, tries)
+	for try := range tries {
+		out = append(out, daemonPortAt(name, try))
+	}
+	return out
 }

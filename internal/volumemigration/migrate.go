@@ -22,7 +22,6 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/capacity"
-	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/catalog"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/kube"
 	sshnode "github.com/clusterstorage/terraform-provider-clusterstorage/internal/node"
 	"github.com/clusterstorage/terraform-provider-clusterstorage/internal/volumes"
@@ -118,8 +117,9 @@ type Migrator struct {
 	// and the owners to stop are recorded, before any is stopped.
 	killAfterDelete, killAfterCopy bool
 	// killInCrossCopy, in tests, stops the run the same way in the first copy between nodes,
-	// once its daemon and client pods run: both pods and the Secret are left.
-	killInCrossCopy bool
+	// once its daemon and client pods run: both pods and the Secret are left; killInCrossFinal
+	// in the final copy (the delta and the verification), the workload stopped.
+	killInCrossCopy, killInCrossFinal bool
 	// killInSSH, in tests, stops the run the same way in the copy over SSH of that mode, once
 	// its daemon listens: the daemon and its directory are left on the target node.
 	killInSSH string
@@ -235,63 +235,6 @@ func (m *Migrator) Observe(ctx context.Context) (planInput, error) {
 		}
 	}
 	return in, nil
-}
-
-// observeRoom reads what the target class can still provision, how much the new volume needs,
-// and the node of a local source volume.
-func (m *Migrator) observeRoom(ctx context.Context, in *planInput) error {
-	room, err := capacity.ReadClass(ctx, m.Client, m.Spec.StorageClass)
-	if err != nil {
-		return fmt.Errorf("reading the room on StorageClass %s: %w", m.Spec.StorageClass, err)
-	}
-	in.Room = &room
-	size := sourceSize(in.Claim)
-	if m.Spec.Size != nil {
-		size = *m.Spec.Size
-	}
-	in.Needed = size.Value()
-	if name := in.Claim.Spec.VolumeName; name != "" {
-		pv, err := m.Client.CoreV1().PersistentVolumes().Get(ctx, name, metav1.GetOptions{})
-		if err != nil && !kube.IsNotFound(err) {
-			return fmt.Errorf("reading the source volume %s: %w", name, err)
-		}
-		if err == nil {
-			in.SourceNode = m.nodeNamed(ctx, volumes.Node(pv))
-		}
-	}
-	return m.observeHostPath(ctx, in)
-}
-
-// observeHostPath measures the free space under the base path of an OpenEBS hostpath target
-// class on the node the new volume is to be on: target_node, else the source volume's node for
-// a local source, else the node the workload's pod runs on (copyNode). Nothing is measured without Measure, for another class,
-// or when no node is known; a measurement that fails is logged and leaves the room unknown (the
-// apply's provisioning then says what is wrong).
-func (m *Migrator) observeHostPath(ctx context.Context, in *planInput) error {
-	if m.Measure == nil || in.Class == nil || in.Class.Provisioner != catalog.OpenEBSLocalProvisioner {
-		return nil
-	}
-	storageType, base, err := catalog.OpenEBSConfig(*in.Class)
-	if err != nil || storageType != "hostpath" {
-		return nil //nolint:nilerr // a class OpenEBS itself would reject is for its provisioner to report
-	}
-	where := in.TargetNode
-	if where == "" {
-		where = in.SourceNode
-	}
-	if where == "" {
-		where = copyNode(in.Workloads)
-	}
-	if where == "" {
-		return nil
-	}
-	fs, err := m.Measure(ctx, where, base)
-	if err != nil {
-		m.log("measuring the hostpath base path failed; its room is not checked", map[string]any{"node": where, "path": base, "error": err.Error()})
-		return nil //nolint:nilerr // an unknown room is not a reason to refuse the plan
-	}
-	in.HostPath = &hostPathRoom{Node: where, BasePath: base, AvailableBytes: fs.AvailableBytes}
-	return nil
 }
 
 // copyNode is the node the copy pod must run on while the workload runs: the one node of the

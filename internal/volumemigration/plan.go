@@ -57,16 +57,58 @@ type planInput struct {
 	TargetNode      string
 	TargetNodeFound bool
 	Nodes           []string
-	// HostPath is the free space under an OpenEBS hostpath target class's base path on the node
-	// the copy runs on (nil: not measured).
-	HostPath *hostPathRoom
+	// HostPath is where a target class of directories (OpenEBS hostpath, rancher local-path)
+	// puts the new volume on the node it is to be on, and the free space there (nil: not
+	// measured). Unlimited says the target class's volumes are directories nothing holds to their
+	// size (room.go).
+	HostPath  *hostPathRoom
+	Unlimited bool
+	// Used is what the source's files take on its node (nil: not known; room.go).
+	Used *sourceUsage
 }
 
-// hostPathRoom is what df says about a hostPath class's base path on one node.
+// hostPathRoom is where a class of directories puts a new volume on one node, and what df says
+// is free there.
 type hostPathRoom struct {
-	Node, BasePath string
+	// Kind names the kind of class, for messages ("an OpenEBS hostpath class").
+	Kind string
+	Node string
+	// Config is where the class's paths were read ("namespace/name" of local-path's ConfigMap;
+	// "" for a class that says its own).
+	Config string
+	// Paths are where the provisioner may put the volume on Node (local-path picks one at
+	// random), each with the bytes available on its filesystem (df, over SSH).
+	Paths []pathRoom
+	// NoPath says why the class's configuration gives Node no path at all ("": it gives some).
+	NoPath string
+	// Quota: the class holds each volume to its size (OpenEBS hostpath's XFS or ext4 quota).
+	Quota bool
+}
+
+// pathRoom is one directory of a class of directories on a node, and its free space.
+type pathRoom struct {
+	Path           string
 	AvailableBytes int64
 }
+
+// sourceUsage is what the source's files take on their node: How is "df" (the directory is a
+// filesystem of its own: its used bytes) or "du" (du -skx).
+type sourceUsage struct {
+	Bytes      int64
+	How        string
+	Node, Path string
+}
+
+func (u sourceUsage) String() string {
+	how := "du -skx"
+	if u.How == "df" {
+		how = "df of its own filesystem"
+	}
+	return fmt.Sprintf("%s of %s on node %s, over SSH", how, u.Path, u.Node)
+}
+
+// quantity formats bytes as the plan's messages do ("63Mi").
+func quantity(n int64) string { return resource.NewQuantity(n, resource.BinarySI).String() }
 
 // scalable are the workload kinds the migration can stop and start again.
 var scalable = map[string]bool{
@@ -122,25 +164,26 @@ func checkPlan(in planInput) []problem {
 	if p := checkRoom(in); p != nil {
 		out = append(out, *p)
 	}
+	if p := checkUsed(in); p != nil {
+		out = append(out, *p)
+	}
 	return out
 }
 
 // checkRoom refuses a target class that the cluster says cannot hold the new volume: a class of
 // static volumes without an Available volume as large (on the source volume's node, for a local
-// source: the copy pod mounts both), CSI capacity below it, or an OpenEBS hostpath class whose
-// base path has less free space on the copy's node. Classes that publish nothing pass.
+// source: the copy pod mounts both), CSI capacity below it, or a class of directories (OpenEBS
+// hostpath, rancher local-path) that has no directory on the new volume's node, or none with
+// room for the source's files there (for its size when they are not known, or when a quota holds
+// the volume to it). Classes that publish nothing pass.
 func checkRoom(in planInput) *problem {
 	r := in.Room
 	if r == nil || in.Needed <= 0 {
 		return nil
 	}
-	need := resource.NewQuantity(in.Needed, resource.BinarySI).String()
-	if h := in.HostPath; h != nil && h.AvailableBytes < in.Needed {
-		return &problem{"storage_class", "StorageClass " + r.Name + " has no room for the claim",
-			fmt.Sprintf("It is an OpenEBS hostpath class: its volumes are directories under %s on the node the copy runs on, %s, "+
-				"whose filesystem has %s available (df, measured over SSH), less than the %s the new volume needs. "+
-				"Free space there, or move the claim to another class.", h.BasePath, h.Node,
-				resource.NewQuantity(h.AvailableBytes, resource.BinarySI).String(), need)}
+	need := quantity(in.Needed)
+	if p := checkHostPath(in, r.Name); p != nil {
+		return p
 	}
 	if a := r.Available; a != nil {
 		stats, where := *a, ""
@@ -170,6 +213,120 @@ func checkRoom(in planInput) *problem {
 		}
 	}
 	return nil
+}
+
+// hostPathWanted is the free space a class of directories needs for the new volume on its node,
+// and what that is: the new volume's size, or the source's files when they take more (measured:
+// a volume of such a class is a directory that nothing but a quota holds to its size; with a
+// quota the files must fit in the size, checkUsed's).
+func hostPathWanted(in planInput) (int64, string) {
+	u := in.Used
+	if u != nil && u.Bytes > in.Needed && !in.HostPath.Quota {
+		return u.Bytes, fmt.Sprintf("the %s the source's files take (%s), more than the new volume's size, %s", quantity(u.Bytes), u, quantity(in.Needed))
+	}
+	what := fmt.Sprintf("the %s the new volume needs", quantity(in.Needed))
+	if u != nil && !in.HostPath.Quota {
+		what += fmt.Sprintf(" (its size: nothing holds a volume of this class to it, and it may grow to it; the source's files take %s now, so a smaller size, set with size, will do)", quantity(u.Bytes))
+	}
+	return in.Needed, what
+}
+
+// checkHostPath is checkRoom's part for a class of directories measured on the new volume's node.
+func checkHostPath(in planInput, class string) *problem {
+	h := in.HostPath
+	if h == nil {
+		return nil
+	}
+	config := ""
+	if h.Config != "" {
+		config = " (ConfigMap " + h.Config + ")"
+	}
+	if h.NoPath != "" {
+		return &problem{"storage_class", "StorageClass " + class + " cannot make the new volume on node " + h.Node,
+			fmt.Sprintf("It is %s, and its configuration%s says where its volumes go on each node: %s. Give node %s a path there, or move the claim to another node (target_node) or class.",
+				h.Kind, config, h.NoPath, h.Node)}
+	}
+	want, what := hostPathWanted(in)
+	if len(h.Paths) == 0 || bestPath(h).AvailableBytes >= want {
+		return nil
+	}
+	return &problem{"storage_class", "StorageClass " + class + " has no room for the claim",
+		fmt.Sprintf("It is %s: its volumes are directories under %s%s on node %s, where the new volume is to be, and %s (df, measured over SSH): less than %s. "+
+			"Free space there, or move the claim to another node (target_node) or class.", h.Kind, pathNames(h), config, h.Node, pathsFree(h), what)}
+}
+
+// bestPath is the directory of h with the most room.
+func bestPath(h *hostPathRoom) pathRoom {
+	var best pathRoom
+	for i, p := range h.Paths {
+		if i == 0 || p.AvailableBytes > best.AvailableBytes {
+			best = p
+		}
+	}
+	return best
+}
+
+func pathNames(h *hostPathRoom) string {
+	names := make([]string, 0, len(h.Paths))
+	for _, p := range h.Paths {
+		names = append(names, p.Path)
+	}
+	if len(names) > 1 {
+		return "one of " + strings.Join(names, ", ") + " (the provisioner picks one at random)"
+	}
+	return strings.Join(names, "")
+}
+
+// pathsFree says what is free under each directory of h.
+func pathsFree(h *hostPathRoom) string {
+	if len(h.Paths) == 1 {
+		return "its filesystem has " + quantity(h.Paths[0].AvailableBytes) + " available"
+	}
+	parts := make([]string, 0, len(h.Paths))
+	for _, p := range h.Paths {
+		parts = append(parts, p.Path+" has "+quantity(p.AvailableBytes))
+	}
+	return strings.Join(parts, ", ") + " available"
+}
+
+// checkUsed refuses a new volume smaller than the source's files (when they could be measured:
+// a source that is a directory on its node, over the provider's ssh block) on a class that holds
+// a volume to its size: the copy would run out of space. A class of directories without a quota
+// holds what its filesystem has room for, whatever the size (checkRoom checks that room).
+func checkUsed(in planInput) *problem {
+	u := in.Used
+	if u == nil || in.Unlimited || in.Needed <= 0 || u.Bytes <= in.Needed {
+		return nil
+	}
+	return &problem{"size", "The claim's data does not fit in the new volume",
+		fmt.Sprintf("The source's files take %s (%s), more than the %s the new volume asks for (size, else the source claim's capacity): StorageClass %s holds a volume to its size, "+
+			"so the copy would run out of space. Set size to at least %s, with room for the filesystem's own use.", quantity(u.Bytes), u, quantity(in.Needed), in.StorageClass, quantity(u.Bytes))}
+}
+
+// hostPathWarning warns when a class of directories has several on the new volume's node (rancher
+// local-path picks one at random) and one of them lacks the room the plan let through on
+// another: the migration fails there (and is rolled back) when it is picked.
+func hostPathWarning(in planInput) *problem {
+	h := in.HostPath
+	if h == nil || h.NoPath != "" || in.Needed <= 0 || len(h.Paths) < 2 {
+		return nil
+	}
+	want, what := hostPathWanted(in)
+	if bestPath(h).AvailableBytes < want {
+		return nil // refused
+	}
+	var short []string
+	for _, p := range h.Paths {
+		if p.AvailableBytes < want {
+			short = append(short, fmt.Sprintf("%s has %s available, less than %s", p.Path, quantity(p.AvailableBytes), what))
+		}
+	}
+	if len(short) == 0 {
+		return nil
+	}
+	return &problem{"storage_class", "StorageClass " + in.StorageClass + " may put the new volume where it has no room",
+		fmt.Sprintf("It is %s, whose provisioner picks one of its directories on node %s at random: %s. The migration fails there (and is rolled back) when it is picked; "+
+			"free space there, or name a directory with room in the class's nodePath parameter.", h.Kind, h.Node, strings.Join(short, "; "))}
 }
 
 // checkTargetNode refuses a target_node the cluster does not have.
@@ -274,6 +431,9 @@ func planWarnings(in planInput) []problem {
 	for _, b := range in.Budgets {
 		out = append(out, problem{"claim", "The migration stops pods a PodDisruptionBudget protects",
 			b + ": the migration scales the workload to zero (not an eviction, so the budget does not block it) for the delta copy and the swap; expect its alerts."})
+	}
+	if p := hostPathWarning(in); p != nil {
+		out = append(out, *p)
 	}
 	return out
 }

@@ -132,6 +132,7 @@ func TestCheckRoom(t *testing.T) {
 		room       *capacity.ClassCapacity
 		sourceNode string
 		hostPath   *hostPathRoom
+		used       *sourceUsage
 		want       string
 	}{
 		"unknown":           {room: nil},
@@ -144,13 +145,32 @@ func TestCheckRoom(t *testing.T) {
 		"csi, full":         {room: &capacity.ClassCapacity{Name: "c", CSI: &capacity.CSICapacity{CapacityBytes: 10 * mi}}, want: "publishes 10Mi free in all"},
 		"csi, max size":     {room: &capacity.ClassCapacity{Name: "c", CSI: &capacity.CSICapacity{CapacityBytes: 100 * mi, MaximumVolumeSizeBytes: &maxSize}}, want: "largest volume of 10Mi"},
 		"hostpath, fits": {room: &capacity.ClassCapacity{Name: "openebs-hostpath", Provisioner: "openebs.io/local"},
-			hostPath: &hostPathRoom{Node: "n1", BasePath: "/var/openebs/local", AvailableBytes: 64 * mi}},
+			hostPath: openebsRoom(64 * mi)},
 		"hostpath, full": {room: &capacity.ClassCapacity{Name: "openebs-hostpath", Provisioner: "openebs.io/local"},
-			hostPath: &hostPathRoom{Node: "n1", BasePath: "/var/openebs/local", AvailableBytes: 63 * mi},
-			want:     "directories under /var/openebs/local on the node the copy runs on, n1, whose filesystem has 63Mi available"},
+			hostPath: openebsRoom(63 * mi),
+			want:     "It is an OpenEBS hostpath class: its volumes are directories under /var/openebs/local on node n1, where the new volume is to be, and its filesystem has 63Mi available (df, measured over SSH): less than the 64Mi the new volume needs"},
+		"hostpath, size fits, files too": {room: &capacity.ClassCapacity{Name: "openebs-hostpath", Provisioner: "openebs.io/local"},
+			hostPath: openebsRoom(64 * mi), used: &sourceUsage{Bytes: 10 * mi, How: "du", Node: "n0", Path: "/src"}},
+		"hostpath, files fit, size does not": {room: &capacity.ClassCapacity{Name: "openebs-hostpath", Provisioner: "openebs.io/local"},
+			hostPath: openebsRoom(10 * mi), used: &sourceUsage{Bytes: 10 * mi, How: "du", Node: "n0", Path: "/src"},
+			want: "less than the 64Mi the new volume needs (its size: nothing holds a volume of this class to it, and it may grow to it; the source's files take 10Mi now, so a smaller size, set with size, will do)"},
+		"hostpath, files more than the size": {room: &capacity.ClassCapacity{Name: "openebs-hostpath", Provisioner: "openebs.io/local"},
+			hostPath: openebsRoom(65 * mi), used: &sourceUsage{Bytes: 66 * mi, How: "du", Node: "n0", Path: "/src"},
+			want: "less than the 66Mi the source's files take (du -skx of /src on node n0, over SSH), more than the new volume's size, 64Mi"},
+		"hostpath with quota, size": {room: &capacity.ClassCapacity{Name: "openebs-hostpath", Provisioner: "openebs.io/local"},
+			hostPath: quota(openebsRoom(10 * mi)), used: &sourceUsage{Bytes: mi, How: "df", Node: "n0", Path: "/src"},
+			want: "less than the 64Mi the new volume needs"},
+		"local-path, one path has room": {room: &capacity.ClassCapacity{Name: "local-path", Provisioner: "rancher.io/local-path"},
+			hostPath: localPathRoom(mi, 64*mi)},
+		"local-path, none has room": {room: &capacity.ClassCapacity{Name: "local-path", Provisioner: "rancher.io/local-path"},
+			hostPath: localPathRoom(mi, 2*mi),
+			want:     "directories under one of /a, /b (the provisioner picks one at random) (ConfigMap kube-system/local-path-config) on node n1, where the new volume is to be, and /a has 1Mi, /b has 2Mi available"},
+		"local-path, no path on the node": {room: &capacity.ClassCapacity{Name: "local-path", Provisioner: "rancher.io/local-path"},
+			hostPath: &hostPathRoom{Kind: "a rancher local-path class", Node: "n1", Config: "kube-system/local-path-config", NoPath: "its nodePathMap gives node n1 no path"},
+			want:     "StorageClass local-path cannot make the new volume on node n1: It is a rancher local-path class, and its configuration (ConfigMap kube-system/local-path-config) says where its volumes go on each node: its nodePathMap gives node n1 no path"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			p := checkRoom(planInput{Room: c.room, Needed: 64 * mi, SourceNode: c.sourceNode, HostPath: c.hostPath})
+			p := checkRoom(planInput{Room: c.room, Needed: 64 * mi, SourceNode: c.sourceNode, HostPath: c.hostPath, Used: c.used})
 			switch {
 			case c.want == "" && p != nil:
 				t.Errorf("refused: %v", p)
@@ -158,5 +178,81 @@ func TestCheckRoom(t *testing.T) {
 				t.Errorf("got %v, want a problem containing %q", p, c.want)
 			}
 		})
+	}
+}
+
+// openebsRoom is an OpenEBS hostpath class's room on n1 with available bytes free.
+func openebsRoom(available int64) *hostPathRoom {
+	return &hostPathRoom{Kind: "an OpenEBS hostpath class", Node: "n1", Paths: []pathRoom{{Path: "/var/openebs/local", AvailableBytes: available}}}
+}
+
+func quota(h *hostPathRoom) *hostPathRoom {
+	h.Quota = true
+	return h
+}
+
+// localPathRoom is a local-path class's room on n1, with two paths /a and /b.
+func localPathRoom(a, b int64) *hostPathRoom {
+	return &hostPathRoom{Kind: "a rancher local-path class", Node: "n1", Config: "kube-system/local-path-config",
+		Paths: []pathRoom{{Path: "/a", AvailableBytes: a}, {Path: "/b", AvailableBytes: b}}}
+}
+
+// TestCheckUsed: the source's files, when measured, must fit in the new volume's size on a class
+// that holds a volume to it; not on a class of directories without a quota (its room is
+// checkRoom's), nor when they are not known.
+func TestCheckUsed(t *testing.T) {
+	const mi = int64(1 << 20)
+	used := &sourceUsage{Bytes: 65 * mi, How: "df", Node: "n1", Path: "/mnt/disks/a"}
+	for name, c := range map[string]struct {
+		in   planInput
+		want string
+	}{
+		"unknown":      {in: planInput{Needed: 64 * mi}},
+		"fits":         {in: planInput{Needed: 65 * mi, Used: used}},
+		"does not fit": {in: planInput{Needed: 64 * mi, Used: used, StorageClass: "fast"}, want: "size: The claim's data does not fit in the new volume: The source's files take 65Mi (df of its own filesystem of /mnt/disks/a on node n1, over SSH), more than the 64Mi the new volume asks for (size, else the source claim's capacity): StorageClass fast holds a volume to its size"},
+		"unlimited":    {in: planInput{Needed: 64 * mi, Used: used, Unlimited: true}},
+	} {
+		p := checkUsed(c.in)
+		switch {
+		case c.want == "" && p != nil:
+			t.Errorf("%s: refused: %v", name, p)
+		case c.want != "" && (p == nil || !strings.Contains(p.Attribute+": "+p.Error(), c.want)):
+			t.Errorf("%s: got %v, want a problem containing %q", name, p, c.want)
+		}
+	}
+	// In the plan's checks, with the rest of them.
+	in := input(func(in *planInput) { in.Needed, in.Used = 64*mi, used })
+	if err := Check(in); err == nil || !strings.Contains(err.Error(), "Set size to at least 65Mi") {
+		t.Errorf("Check: %v", err)
+	}
+}
+
+// TestHostPathWarning: a class with several directories on the node (local-path picks one at
+// random) that the plan lets through warns when one of them lacks the room.
+func TestHostPathWarning(t *testing.T) {
+	const mi = int64(1 << 20)
+	used := &sourceUsage{Bytes: 8 * mi, How: "du", Node: "n0", Path: "/src"}
+	for name, c := range map[string]struct {
+		h    *hostPathRoom
+		used *sourceUsage
+		want string
+	}{
+		"one directory":                {h: openebsRoom(64 * mi)},
+		"refused":                      {h: localPathRoom(mi, 2*mi), used: used},
+		"both have room":               {h: localPathRoom(64*mi, 65*mi), used: used},
+		"one of two directories short": {h: localPathRoom(mi, 64*mi), used: used, want: "It is a rancher local-path class, whose provisioner picks one of its directories on node n1 at random: /a has 1Mi available, less than the 64Mi the new volume needs"},
+	} {
+		in := input(func(in *planInput) { in.Needed, in.HostPath, in.Used = 64*mi, c.h, c.used })
+		var got []string
+		for _, p := range planWarnings(in) {
+			got = append(got, p.Error())
+		}
+		all := strings.Join(got, "\n")
+		switch {
+		case c.want == "" && all != "":
+			t.Errorf("%s: warned: %s", name, all)
+		case c.want != "" && !strings.Contains(all, c.want):
+			t.Errorf("%s: warnings %q, want one containing %q", name, all, c.want)
+		}
 	}
 }

@@ -92,12 +92,14 @@ func (r *Resource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *r
 					"local source). The copy's pods run there, so a `WaitForFirstConsumer` class provisions the new volume on it; a class of static or " +
 					"`Immediate` volumes must give it one of that node (checked at plan against its Available volumes, and again once the new claim is bound). " +
 					"When the source volume is pinned to another node (local PVs, hostPath, OpenEBS hostpath, local-path), the data is copied between the " +
-					"nodes, over SSH or over the pod network (`cross_node_transfer`). Over the pod network: an rsync daemon pod on this node, reached by its pod IP (with `host_network`, the node's: it then listens on " +
-					"the node's addresses), and an rsync client pod on the source's node, " +
+					"nodes, over SSH or over the pod network (`cross_node_transfer`). Over the pod network: an rsync daemon pod on this node, listening on its pod IP " +
+					"only (with `host_network`, the node's; a port the node already has taken makes it start again on another), and an rsync client pod on the " +
+					"source's node that starts once the daemon answers, " +
 					"authenticated with a random password in a Secret the migration makes and removes. The rsync daemon protocol is NOT encrypted: the " +
 					"data crosses the network in the clear. Where NetworkPolicies isolate the namespace, allow the pods labelled `" + labelComponent + "=" +
-					component + "` to reach each other on TCP ports 20000-29999. Checked at plan: the node exists, and with the provider's `ssh` block an " +
-					"OpenEBS hostpath class's free space there. Changing it replaces the resource.",
+					component + "` to reach each other on TCP ports 20000-29999. Checked at plan: the node exists, and with the provider's `ssh` block the " +
+					"free space there of an OpenEBS hostpath or rancher local-path class, against the source's files when they are directories on their node. " +
+					"Changing it replaces the resource.",
 				Validators:    []validator.String{validate.DNSSubdomain()},
 				PlanModifiers: replace,
 			},

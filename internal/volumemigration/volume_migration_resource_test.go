@@ -356,7 +356,7 @@ data "clusterstorage_volumes" "test" {
 				// Its base path's filesystem has far less than 1Pi free on the source's node.
 				Config:      strings.Replace(huge(f.config("data", hostpath)), acctest.ProviderConfig(), acctest.ProviderConfigSSH(sshd, f.node), 1),
 				PlanOnly:    true,
-				ExpectError: acctest.ErrorWords("It is an OpenEBS hostpath class: its volumes are directories under " + filepath.Join(f.base, "hostpath") + " on the node the copy runs on, " + f.node + ", whose filesystem has"),
+				ExpectError: acctest.ErrorWords("It is an OpenEBS hostpath class: its volumes are directories under " + filepath.Join(f.base, "hostpath") + " on node " + f.node + ", where the new volume is to be, and its filesystem has"),
 			},
 			{
 				// Without the provider's ssh block that room is not known: the plan goes ahead.

@@ -171,18 +171,29 @@ changed() {
 tmp=$(mktemp -d 2>/dev/null || echo "/tmp/copy.$$")
 mkdir -p "$tmp"
 trap 'rm -rf "$tmp"' EXIT
-# The daemon on the other node may not listen yet (its pod just started): asked for its modules
-# (no password needed) until it answers, for up to a minute.
+# The daemon on the other node said it listens before this pod was made, but the way here may
+# take a moment: asked for its modules (no password needed) until it answers, for up to a minute,
+# and as this migration's daemon: its listing shows DAEMON_ID (the "target" module's comment),
+# which another daemon or program on that address and port does not.
+answers() {
+	listing=$(rsync "$remote/" 2>&1)
+	lrc=$?
+	[ "$lrc" -eq 0 ] || return 1
+	case $listing in *"${DAEMON_ID:-}"*) return 0 ;; esac
+	lrc=5
+	listing="$listing
+(the listing does not show the daemon's ID ${DAEMON_ID:-}: another daemon or program has the port)"
+	return 1
+}
 if [ -n "$remote" ]; then
 	i=0
-	until rsync "$remote/" >/dev/null 2>&1; do
+	until answers; do
 		i=$((i + 1))
 		if [ "$i" -ge 120 ]; then
-			rsync "$remote/"
-			rc=$?
-			echo "rsync daemon $remote does not answer" >&2
-			echo "$marker exit $rc"
-			exit "$rc"
+			printf '%s\n' "$listing" >&2
+			echo "rsync daemon $remote does not answer as this migration's daemon" >&2
+			echo "$marker exit $lrc"
+			exit "$lrc"
 		fi
 		sleep 0.5 2>/dev/null || sleep 1
 	done
