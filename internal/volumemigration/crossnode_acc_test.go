@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	k8sresource "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -530,25 +531,35 @@ func (c *crossNode) localPathClasses(t *testing.T, dir string) (withDir, without
 			needed(t, "the cluster has rancher local-path's configuration in "+ns+": the test makes one of its own")
 		}
 	}
-	if _, err := c.client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "local-path-storage"}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := c.client.CoreV1().Namespaces().Delete(context.Background(), "local-path-storage", metav1.DeleteOptions{}); err != nil {
-			t.Error(err)
-		}
-		err := kube.Poll(context.Background(), 250*time.Millisecond, time.Minute, "namespace local-path-storage to be deleted", func(ctx context.Context) (bool, string, error) {
-			_, err := c.client.CoreV1().Namespaces().Get(ctx, "local-path-storage", metav1.GetOptions{})
-			return kube.IsNotFound(err), "it still exists", nil
+	_, err := c.client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "local-path-storage"}}, metav1.CreateOptions{})
+	switch {
+	case apierrors.IsAlreadyExists(err): // someone's, without the ConfigMap: only the ConfigMap is the test's
+		t.Cleanup(func() {
+			err := c.client.CoreV1().ConfigMaps("local-path-storage").Delete(context.Background(), "local-path-config", metav1.DeleteOptions{})
+			if err != nil && !kube.IsNotFound(err) {
+				t.Error(err)
+			}
 		})
-		if err != nil {
-			t.Error(err)
-		}
-	})
+	case err != nil:
+		t.Fatal(err)
+	default:
+		t.Cleanup(func() {
+			if err := c.client.CoreV1().Namespaces().Delete(context.Background(), "local-path-storage", metav1.DeleteOptions{}); err != nil {
+				t.Error(err)
+			}
+			err := kube.Poll(context.Background(), 250*time.Millisecond, time.Minute, "namespace local-path-storage to be deleted", func(ctx context.Context) (bool, string, error) {
+				_, err := c.client.CoreV1().Namespaces().Get(ctx, "local-path-storage", metav1.GetOptions{})
+				return kube.IsNotFound(err), "it still exists", nil
+			})
+			if err != nil {
+				t.Error(err)
+			}
+		})
+	}
 	withDir, without = acctest.RandomName("migration-lp"), acctest.RandomName("migration-lp")
 	config := fmt.Sprintf(`{"storageClassConfigs":{%q:{"nodePathMap":[{"node":%q,"paths":[%q]}]},%q:{"nodePathMap":[{"node":%q,"paths":[]},{"node":"DEFAULT_PATH_FOR_NON_LISTED_NODES","paths":["/opt/local-path-provisioner"]}]}}}`,
 		withDir, c.second.Name, dir, without, c.second.Name)
-	_, err := c.client.CoreV1().ConfigMaps("local-path-storage").Create(ctx, &corev1.ConfigMap{
+	_, err = c.client.CoreV1().ConfigMaps("local-path-storage").Create(ctx, &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: "local-path-config", Namespace: "local-path-storage"}, Data: map[string]string{"config.json": config},
 	}, metav1.CreateOptions{})
 	if err != nil {
