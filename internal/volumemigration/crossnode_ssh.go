@@ -20,8 +20,11 @@ package volumemigration
 // So the data is encrypted on both legs (SSH), and it passes through the machine that runs
 // Terraform: the copy's throughput is bounded by that machine's links to the two nodes. No
 // Secret, Service or pod is made for it (only, for a class that binds at the first consumer, a
-// pod that mounts the new claim on its node until it is bound). The daemon's directory is named
-// after the migration: a resumed run stops a daemon a killed run left and makes it again.
+// pod that mounts the new claim on its node until it is bound). The daemon lives as long as the
+// SSH session that started it (its stdin, which the provider holds open, ends with the session:
+// a killed provider or a cut connection ends it once sshd notices). Its directory is named after
+// the migration: a resumed run also stops a daemon an earlier run left and makes it again, and a
+// run that copies over the pod network instead removes it.
 
 import (
 	"bytes"
