@@ -38,13 +38,14 @@ type crossNode struct {
 	srcPV, dstPV   string
 	secondHostname string
 	class          string // the class the claim moves to
+	t              testing.TB
 }
 
 func newCrossNode(t *testing.T, sameClass bool) *crossNode {
 	t.Helper()
 	f := newFixture(t)
 	nodes := acctest.RequireNodes(t, 2)
-	c := &crossNode{fixture: f, class: f.target}
+	c := &crossNode{fixture: f, class: f.target, t: t}
 	if sameClass {
 		c.class = f.source
 	}
@@ -108,17 +109,7 @@ func (c *crossNode) read(t *testing.T) acctest.ReadFunc {
 func (c *crossNode) config() string { return c.configRestore(false) }
 
 func (c *crossNode) configRestore(restore bool) string {
-	return acctest.ProviderConfig() + fmt.Sprintf(`
-resource "clusterstorage_volume_migration" "test" {
-  namespace          = %q
-  claim              = "data"
-  storage_class      = %q
-  target_node        = %q
-  image              = %q
-  image_pull_policy  = "Never"
-  restore_on_destroy = %t
-}
-`, c.ns, c.class, c.second.Name, acctest.RsyncImage, restore)
+	return acctest.ProviderConfig() + acctest.LoadConfig(c.t, "cross_node.tf", c.ns, c.class, c.second.Name, acctest.RsyncImage, restore)
 }
 
 // checkRestored checks what the destroy of a migration with restore_on_destroy left: the claim

@@ -49,17 +49,7 @@ func (c *crossNode) sshConfig(t *testing.T, withSSH bool, transfer string) strin
 	if withSSH {
 		provider = acctest.ProviderConfigNodes(acctest.RequireNodes(t, 2)...)
 	}
-	return provider + fmt.Sprintf(`
-resource "clusterstorage_volume_migration" "test" {
-  namespace           = %q
-  claim               = "data"
-  storage_class       = %q
-  target_node         = %q
-  cross_node_transfer = %q
-  image               = %q
-  image_pull_policy   = "Never"
-}
-`, c.ns, c.class, c.second.Name, transfer, acctest.RsyncImage)
+	return provider + acctest.LoadConfig(t, "cross_node_ssh.tf", c.ns, c.class, c.second.Name, transfer, acctest.RsyncImage)
 }
 
 // objectsSeen records the names of the migration's pods and Secrets made in a namespace while
