@@ -330,17 +330,9 @@ mkdir -p "$work/back" "$work/tf3"
 } | kubectl apply -f - >/dev/null
 near_json="$(jq -c --arg n "$node" '.nodes[] | select(.name == $n)' "$nodes_json")"
 echo "==> clusterstorage_volume_migration back to node $node over SSH" >&2
-cat >"$work/tf3/main.tf" <<HCL
-terraform {
-  required_providers {
-    clusterstorage = { source = "clusterstorage/clusterstorage" }
-  }
-}
-
-provider "clusterstorage" {
-  kubernetes {
-    config_path = "$KUBECONFIG_PATH"
-  }
+{
+	provider_tf "$(
+		cat <<HCL
   ssh {
     user             = "$(jq -r .ssh_user "$nodes_json")"
     private_key_path = "$(jq -r .ssh_private_key "$nodes_json")"
@@ -350,7 +342,9 @@ provider "clusterstorage" {
     "$node" = { host = "$(jq -r .ssh_host <<<"$near_json")", port = $(jq -r .ssh_port <<<"$near_json") }
     "$far_node" = { host = "$(jq -r .ssh_host <<<"$far_json")", port = $(jq -r .ssh_port <<<"$far_json") }
   }
-}
+HCL
+	)"
+	cat <<HCL
 
 resource "clusterstorage_volume_migration" "back" {
   namespace           = "$ns"
@@ -362,6 +356,7 @@ resource "clusterstorage_volume_migration" "back" {
   image_pull_policy   = "Never"
 }
 HCL
+} >"$work/tf3/main.tf"
 (cd "$work/tf3" && TF_LOG_PROVIDER=INFO TF_LOG_PATH="$work/tf3/provider.log" terraform apply -auto-approve -no-color >"$work/tf3/apply.log" 2>&1) ||
 	{ cat "$work/tf3/apply.log" >&2; exit 1; }
 back_after=$(ssh_back_anchor)

@@ -28,8 +28,10 @@ cluster_down_if_started() {
 	fi
 }
 
-# provider_tf prints the terraform and provider blocks of a configuration for the locally built
-# provider (scripts/devrc.sh's dev_overrides) on the cluster at KUBECONFIG_PATH.
+# provider_tf [LINES] prints the terraform and provider blocks of a configuration for the locally
+# built provider (scripts/devrc.sh's dev_overrides) on the cluster at KUBECONFIG_PATH; LINES (an
+# ssh block, nodes) go into the provider block after its kubernetes block.
+# shellcheck disable=SC2120 # scripts/bench-migration.sh passes LINES
 provider_tf() {
 	cat <<HCL
 terraform {
@@ -42,8 +44,11 @@ provider "clusterstorage" {
   kubernetes {
     config_path = "$KUBECONFIG_PATH"
   }
-}
 HCL
+	if [[ -n "${1:-}" ]]; then
+		printf '%s\n' "$1"
+	fi
+	echo "}"
 }
 
 # bench_build WORK: what the objects benchmarks (scripts/bench.sh, scripts/bench-memory.sh) start
