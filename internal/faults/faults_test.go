@@ -30,10 +30,12 @@ type env struct {
 // StorageClasses, or one storage backend (backend_test.go); or the data source it reads: a
 // benchmark in a pod or of a node path (benchmark_test.go), the capacity of every node.
 type workload struct {
-	kind string // "pv", "class", "backend", "bench", "benchpath" or "capacity"
+	kind string // "pv", "class", "backend", "bench", "benchpath", "capacity" or "migration"
 	n    int
 	// second puts the volumes on node 2, on its data disk.
 	second bool
+	// transfer is a migration's cross_node_transfer (migration_test.go).
+	transfer string
 }
 
 // volumesNode is the node a pv workload's volumes are on.
@@ -76,6 +78,8 @@ func (wl workload) String() string {
 		return "storage_benchmark of a node path (" + benchRuntime + " of fio)"
 	case "capacity":
 		return "storage_capacity of / on every node"
+	case "migration":
+		return migrationString(wl.transfer)
 	}
 	if wl.kind == "pv" && wl.second {
 		return fmt.Sprintf("%d local_pv on node 2", wl.n)
@@ -202,6 +206,9 @@ var matrix = []faultCase{
 	{fault: "SSH connections cut (sshd's sessions killed)", workload: nodePathWorkload, inject: cutSSH},
 	{fault: "provider SIGKILLed", workload: nodePathWorkload, inject: killProvider},
 	{fault: "node 2 powered off (its machine)", workload: capacityWorkload, inject: powerOff, recover: powerOn},
+	{fault: "SSH connections cut (sshd's sessions killed)", workload: workload{kind: "migration", n: 1, transfer: "ssh"}, inject: cutSSH},
+	{fault: "node 2 powered off (its machine)", workload: workload{kind: "migration", n: 1, transfer: "pod_network"}, inject: powerOff, recover: powerOn},
+	{fault: "node 2 powered off (its machine)", workload: workload{kind: "migration", n: 1, transfer: "ssh"}, inject: powerOff, recover: powerOn},
 }
 
 var (
@@ -238,6 +245,8 @@ func TestAccFaults_matrix(t *testing.T) {
 		switch {
 		case c.workload.reads():
 			c.during = "read of " + c.workload.String()
+		case c.workload.kind == "migration":
+			c.during = "first copy of " + c.workload.String()
 		case c.workload.kind == "backend" && c.phase != destroy:
 			c.during = map[phase]string{create: "install", update: "upgrade"}[c.phase] + " of " + c.workload.String()
 		}
@@ -246,6 +255,10 @@ func TestAccFaults_matrix(t *testing.T) {
 }
 
 func (c faultCase) run(t *testing.T, e env) {
+	if c.workload.kind == "migration" {
+		c.runMigration(t, e)
+		return
+	}
 	client := acctest.Kube(t)
 	prefix := acctest.RandomName("fault")
 	vols := disk{c.workload.volumesNode(e)}
