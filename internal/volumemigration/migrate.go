@@ -727,7 +727,24 @@ func (m *Migrator) rolledBack(ctx context.Context, p progress, err error) error 
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackTimeout)
 	defer cancel()
-	return fmt.Errorf("%w\n\nRolled back: the new claim removed, the workload scaled back. %s", err, m.checkSource(ctx, p))
+	return fmt.Errorf("%w\n\nRolled back: the new claim removed, the workload scaled back. %s%s", err, m.checkSource(ctx, p), m.targetLeft(ctx, p))
+}
+
+// targetLeft says what a rollback left of the new volume when its reclaim policy keeps it (a
+// static local volume, a class with reclaim Retain): Released, with a partial copy of the claim's
+// data, so the next apply needs another free volume of the class, or this one made free again.
+// A restore's target is the kept source of the migration before, which stays as it was.
+func (m *Migrator) targetLeft(ctx context.Context, p progress) string {
+	if p.TargetVolume == "" || m.Spec.Volume != "" {
+		return ""
+	}
+	pv, err := m.Client.CoreV1().PersistentVolumes().Get(ctx, p.TargetVolume, metav1.GetOptions{})
+	if err != nil || pv.Spec.PersistentVolumeReclaimPolicy == corev1.PersistentVolumeReclaimDelete {
+		return ""
+	}
+	return fmt.Sprintf(" The new volume %s stays (reclaim policy %s), Released, with a partial copy of the claim's data: the next apply needs a free volume "+
+		"of class %s again. To use %s again, empty it and remove its claimRef (kubectl patch pv %s --type json -p '[{\"op\":\"remove\",\"path\":\"/spec/claimRef\"}]').",
+		pv.Name, pv.Spec.PersistentVolumeReclaimPolicy, m.Spec.StorageClass, pv.Name, pv.Name)
 }
 
 // checkSource reads the claim and its volume after a rollback and says what it found.

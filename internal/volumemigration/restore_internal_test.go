@@ -151,3 +151,34 @@ func TestDeleteSource(t *testing.T) {
 		})
 	}
 }
+
+// TestTargetLeft: a rollback's message names the new volume it leaves Released with a partial
+// copy when the volume's reclaim policy keeps it, and says nothing of one its provisioner deletes,
+// one already gone, or a restore's target (the kept source of the migration before).
+func TestTargetLeft(t *testing.T) {
+	pv := func(name string, policy corev1.PersistentVolumeReclaimPolicy) *corev1.PersistentVolume {
+		return &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.PersistentVolumeSpec{PersistentVolumeReclaimPolicy: policy}}
+	}
+	for _, tc := range []struct {
+		name, target, restoreOf string
+		want                    string
+	}{
+		{name: "static volume kept", target: "pv-retain", want: "The new volume pv-retain stays (reclaim policy Retain), Released"},
+		{name: "provisioned volume deleted", target: "pv-delete"},
+		{name: "volume gone", target: "pv-gone"},
+		{name: "no volume bound yet"},
+		{name: "restore", target: "pv-retain", restoreOf: "pv-retain"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			client := fake.NewClientset(pv("pv-retain", corev1.PersistentVolumeReclaimRetain), pv("pv-delete", corev1.PersistentVolumeReclaimDelete))
+			m := &Migrator{Client: client, Spec: Spec{Namespace: "app", Claim: "data", StorageClass: "fast", Volume: tc.restoreOf}}
+			got := m.targetLeft(context.Background(), progress{TargetVolume: tc.target})
+			if tc.want == "" && got != "" || tc.want != "" && !strings.Contains(got, tc.want) {
+				t.Fatalf("targetLeft = %q, want %q", got, tc.want)
+			}
+			if tc.want != "" && !strings.Contains(got, "class fast") {
+				t.Errorf("targetLeft = %q: the class that needs a free volume is not named", got)
+			}
+		})
+	}
+}
