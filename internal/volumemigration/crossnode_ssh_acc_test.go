@@ -123,6 +123,7 @@ func (s *objectsSeen) onlyBinders() error {
 // it and finishes: every record on node 2, the daemon's directory gone. "ssh" without the
 // provider's ssh block is refused at plan.
 func TestAccVolumeMigration_crossNodeSSH(t *testing.T) {
+	acctest.RunsUnder(t, acctest.EveryCLI)
 	c := newCrossNode(t, false)
 	seen := watchMigrationObjects(t, c)
 	hosts := map[string]*node.Host{}
