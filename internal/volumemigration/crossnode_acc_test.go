@@ -225,9 +225,7 @@ func TestAccVolumeMigration_crossNodeResumed(t *testing.T) {
 			PreConfig: func() {
 				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 				defer cancel()
-				m := &volumemigration.Migrator{Client: c.client, Spec: volumemigration.Spec{
-					Namespace: c.ns, Claim: "data", StorageClass: c.class, TargetNode: c.second.Name, Image: acctest.RsyncImage, PullPolicy: "Never",
-				}, Log: func(msg string, fields map[string]any) { t.Logf("killed run: %s %v", msg, fields) }}
+				m := c.killedRun(t)
 				if err := volumemigration.RunKilledInCrossCopy(ctx, m); err != volumemigration.ErrKilled {
 					t.Fatalf("the killed run returned %v", err)
 				}
@@ -394,9 +392,7 @@ func testCrossNodeKilled(t *testing.T, k crossNodeKill) {
 			PreConfig: func() {
 				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 				defer cancel()
-				m := &volumemigration.Migrator{Client: c.client, Spec: volumemigration.Spec{
-					Namespace: c.ns, Claim: "data", StorageClass: c.class, TargetNode: c.second.Name, Image: acctest.RsyncImage, PullPolicy: "Never",
-				}, Log: func(msg string, fields map[string]any) { t.Logf("killed run: %s %v", msg, fields) }}
+				m := c.killedRun(t)
 				if err := k.kill(ctx, m); err != volumemigration.ErrKilled {
 					t.Fatalf("the killed run returned %v", err)
 				}
@@ -410,6 +406,14 @@ func testCrossNodeKilled(t *testing.T, k crossNodeKill) {
 			),
 		}},
 	})
+}
+
+// killedRun is a Migrator of the move crossNode's configuration makes (pod network), logging
+// as the run a test kills.
+func (c *crossNode) killedRun(t *testing.T) *volumemigration.Migrator {
+	return &volumemigration.Migrator{Client: c.client, Spec: volumemigration.Spec{
+		Namespace: c.ns, Claim: "data", StorageClass: c.class, TargetNode: c.second.Name, Image: acctest.RsyncImage, PullPolicy: "Never",
+	}, Log: func(msg string, fields map[string]any) { t.Logf("killed run: %s %v", msg, fields) }}
 }
 
 // checkKilled checks that the killed run left what k says.
